@@ -9,6 +9,7 @@ kernels' lanes).
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -396,14 +397,17 @@ EXACT_FLOATS = llvm.FastMathAttr([])
 as `FloatStep.levels` computes them."""
 
 
-def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSAValue:
+def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
+                      nearest: NearestLevels | None = None) -> SSAValue:
     """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
     by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
     singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
     blend; none where the two are one, as under a relu: `LaneRequantization.negatives_clamped`)
     by a multiply and an add, or (`FloatStep.fused`) one fused multiply-add (`llvm.fma`),
     rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the two one
-    `vcvtps2dq`). Each |v * scale + offset| < 2^31 (scale < 1/2), so the conversion is exact."""
+    `vcvtps2dq`; `nearest`: another form of the two, a unit's own). Each |v * scale + offset|
+    < 2^31 (scale < 1/2), so the conversion is exact."""
+    nearest = nearest or nearest_levels
     lanes = value.type.get_shape()[0]
     singles = VectorType(f32, [lanes])
 
@@ -415,18 +419,24 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep) -> SSA
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
     if step.fused:  # one rounding: `vfmadd`
-        return fused_step_levels(b, value, step.scale, offset)
+        return fused_step_levels(b, value, step.scale, offset, nearest)
     products = b.fmul(b.emit(llvm.SIToFPOp(value, singles)), splat(step.scale), EXACT_FLOATS)
-    return nearest_levels(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
+    return nearest(b, b.fadd(products, offset, EXACT_FLOATS), value.type)
 
 
-def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: SSAValue) -> SSAValue:
+def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: SSAValue,
+                      nearest: NearestLevels | None = None) -> SSAValue:
     """The level of each i32 lane of `value` by a fused step, rint(fma(f32(v), scale,
     `offset`)) (`offset` a vector of singles: a `FloatStep.fused`'s offset of each lane's
     sign, or a `bias_in_step` layer's channel single, `float_steps.fused_bias_offsets`):
-    a conversion, one `vfmadd` and a conversion back (x86 FMA; the caller saturates)."""
+    a conversion, one `vfmadd` and a conversion back (x86 FMA; the caller saturates;
+    `nearest`: as `float_step_levels` takes it)."""
     scales = b.splat(b.f32(scale), offset.type)
-    return nearest_levels(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
+    return (nearest or nearest_levels)(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
+
+
+NearestLevels = Callable[[KernelBuilder, SSAValue, VectorType], SSAValue]
+"""`nearest_levels`' contract: singles rounded to nearest even and converted to int32 lanes."""
 
 
 def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
@@ -445,8 +455,9 @@ class LaneRequantization:
     quantization record or of one channel's table entry)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
-                 shift: int | SSAValue, fused_offset: SSAValue | None = None):
+                 shift: int | SSAValue, fused_offset: SSAValue | None = None, nearest: NearestLevels | None = None):
         self.b, self.domain, self.vector = b, domain, vector
+        self.nearest = nearest or nearest_levels  # the float steps' rounding and conversion (a unit's own)
         self.fused_offset = fused_offset  # the channel's single of a `bias_in_step` layer: `fused_step_levels`
         self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
@@ -499,11 +510,11 @@ class LaneRequantization:
         step = self.float_step(doubled)
         if step is not None and self.fused_offset is not None:
             return fused_step_levels(b, total, step.scale,
-                                     b.splat(self.fused_offset, VectorType(f32, total.type.get_shape())))
+                                     b.splat(self.fused_offset, VectorType(f32, total.type.get_shape())), self.nearest)
         if step is not None:
             if not sign_matters and self.negatives_clamped(step):
                 step = replace(step, negative_offset=step.offset)
-            return float_step_levels(b, total, step)
+            return float_step_levels(b, total, step, self.nearest)
         numbers = self.narrow()
         if numbers is not None:
             relu = not sign_matters and numbers.clamped_at_offset(domain.out_type.value_range[0])

@@ -146,3 +146,25 @@ def test_int8_products_match_the_int8_reference_at_their_limits():
     bytes_layers = [layer[4] == "neon-bytes" for layer in BYTE_LAYERS.values()]
     assert [bool(found) and int(found.group(1)) != 0 for found, on_bytes in zip(offsets, bytes_layers) if on_bytes] \
         == [not layer[2] for layer in BYTE_LAYERS.values() if layer[4] == "neon-bytes"]  # levels as they are
+
+
+def test_int8_tiles_round_by_one_conversion_and_multiply_bytes(tmp_path):
+    """The code of a NEON 1x1 on int8 products and of a depthwise tile: their products
+    `smull`/`smlal` of bytes into int16 lanes added by `sadalp` (the 1x1), and every output
+    step's rounding one `fcvtns` (`neon_nearest_levels`), no `frintx` + `fcvtzs`."""
+    from glowmlir.runtime.boards import target_for
+    from glowmlir.runtime.multiplies import disassemble
+    from tests.unit.test_quantized_kernels import build
+
+    pointwise = convolution_case(2500, ((1, 16, 3, 16), (8, 16, 1, 1), *test_int8_pointwise.ONE_BY_ONE),
+                                 activation="relu", suffix="_p")
+    depthwise = convolution_case(2501, test_int8_depthwise.GEOMETRIES["3x3_pad1_ds_cnn"], suffix="_d")
+    mnemonics = {}
+    for name, case in (("pointwise", pointwise), ("depthwise", depthwise)):
+        program = tmp_path / f"{name}.o"
+        program.write_bytes(build(case.body, dict(case.constants), target=target_for(BOARD)).object_code)
+        mnemonics[name] = set(re.findall(r"^\s*[0-9a-f]+:\t[0-9a-f ]+\t(\S+)", disassemble(
+            str(program), "aarch64-linux-gnu-objdump"), re.MULTILINE))
+    assert {"smull", "smlal", "sadalp", "fcvtns"} <= mnemonics["pointwise"]
+    assert "fcvtns" in mnemonics["depthwise"]
+    assert not (mnemonics["pointwise"] | mnemonics["depthwise"]) & {"frintx", "fcvtzs"}

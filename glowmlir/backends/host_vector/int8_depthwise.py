@@ -189,7 +189,8 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
         multiplier, shift = self.domain.requantization.of(channel)
         fused = None if self.step_offsets is None else self.b.bitcast(self.b.load(self.step_offsets, [channel]), f32)
-        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused)
+        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused,
+                                  neon_nearest_levels if self.neon else None)
 
     def joined_channels(self, lanes: int) -> int:
         """Channels whose int8 levels fill a 32-byte vector: each channel's vector requantized
@@ -761,6 +762,16 @@ def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
     return vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
         "llvm.aarch64.neon.sqxtn.v8i8", [part(b, words, k, count // 8)], [VectorType(i8, [8])]))
         for k in range(count // 8)])
+
+
+def neon_nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type: VectorType) -> SSAValue:
+    """Singles rounded to nearest even and converted to int32 by one `fcvtns` each 4 lanes
+    (`requantization.nearest_levels`' `llvm.rint` and conversion are `frintx` and `fcvtzs`
+    on AArch64: LLVM folds none of them)."""
+    count = singles.type.get_shape()[0]
+    return vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
+        "llvm.aarch64.neon.fcvtns.v4i32.v4f32", [vector_depthwise.part(b, singles, k, count // 4)],
+        [VectorType(i32, [4])])) for k in range(count // 4)])
 
 
 AVX2_PACKS = ("llvm.x86.avx2.packssdw", "llvm.x86.avx2.packsswb")
