@@ -19,7 +19,8 @@ build took; the int8 outputs checked bit for bit against the numpy int8 referenc
 both sides for AVX2 + FMA on an AVX-512 host (its AVX-512 and VNNI kernels off).
 `--board B` builds both sides for an emulated board instead (`aarch64`: Cortex-A53 code under
 qemu-aarch64) and counts the instructions of one call (`run_on_board`), the int8 outputs
-checked there; beside them each build's code and constants, B (`flash_of`).
+checked there; beside them each build's code and constants and its RAM (I/O + activations,
+no stack), B (`flash_of`, `ram_of`).
 """
 
 from __future__ import annotations
@@ -198,6 +199,11 @@ def flash_of(bundle) -> str:
     return f"{code_size(bundle.object_code):,} + {bundle.layout.constant_size:,}"
 
 
+def ram_of(bundle) -> str:
+    """The bundle's RAM, B: its inputs and outputs + its activations (no stack)."""
+    return f"{bundle.layout.mutable_size:,} + {bundle.layout.activations_size:,}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="layers whose name contains one of these (default: all)")
@@ -243,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
             instructions = {"int8": counted.instructions, "float": float_run.instructions}
             rows.append([name, f"{instructions['float']:,}", f"{instructions['int8']:,}",
                          f"{instructions['int8'] / instructions['float']:.2f}", flash_of(float32), flash_of(int8),
-                         microkernel(int8)])
+                         ram_of(float32), ram_of(int8), microkernel(int8)])
             continue
         float32.run(float_inputs)
         best = {"int8": float("inf"), "float": float("inf")}
@@ -254,7 +260,8 @@ def main(argv: list[str] | None = None) -> None:
                      microkernel(float32), microkernel(int8)])
     if args.board:
         print_columns(["layer", "float instructions", "int8 instructions", "int8 / float", "float code + constants, B",
-                       "int8 code + constants, B", "int8 kernel"], rows, args.markdown)
+                       "int8 code + constants, B", "float RAM: I/O + activations, B",
+                       "int8 RAM: I/O + activations, B", "int8 kernel"], rows, args.markdown)
         return
     print_columns(["layer", "float µs", "int8 µs", "int8 / float", "float kernel", "int8 kernel"], rows, args.markdown)
 

@@ -397,8 +397,21 @@ EXACT_FLOATS = llvm.FastMathAttr([])
 as `FloatStep.levels` computes them."""
 
 
+NearestLevels = Callable[[KernelBuilder, SSAValue, VectorType], SSAValue]
+"""`nearest_levels`' contract: singles rounded to nearest even and converted to int32 lanes."""
+
+
+def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
+    """A vector of singles rounded to nearest even (`llvm.rint`) and converted to the integer
+    vector `levels_type` (exact where each is below 2^31; on x86 LLVM makes the two one
+    `vcvtps2dq`): the last step of every proved float form."""
+    lanes = singles.type.get_shape()[0]
+    rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [singles], [singles.type]))
+    return b.emit(FPToSIOp(rounded, levels_type))
+
+
 def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
-                      nearest: NearestLevels | None = None) -> SSAValue:
+                      nearest: NearestLevels = nearest_levels) -> SSAValue:
     """TFLite's level of each i32 lane of `value` (before the int8 clamp: the caller saturates)
     by `step` (`quantization.float_steps`, proved equal at compile time): the lanes as
     singles, times the scale, plus the offset of their sign (a select on the lane's sign, one
@@ -407,7 +420,6 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
     rounded to nearest even (`llvm.rint`) and converted back (on x86 LLVM makes the two one
     `vcvtps2dq`; `nearest`: another form of the two, a unit's own). Each |v * scale + offset|
     < 2^31 (scale < 1/2), so the conversion is exact."""
-    nearest = nearest or nearest_levels
     lanes = value.type.get_shape()[0]
     singles = VectorType(f32, [lanes])
 
@@ -425,27 +437,16 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
 
 
 def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: SSAValue,
-                      nearest: NearestLevels | None = None) -> SSAValue:
+                      nearest: NearestLevels = nearest_levels) -> SSAValue:
     """The level of each i32 lane of `value` by a fused step, rint(fma(f32(v), scale,
     `offset`)) (`offset` a vector of singles: a `FloatStep.fused`'s offset of each lane's
     sign, or a `bias_in_step` layer's channel single, `float_steps.fused_bias_offsets`):
     a conversion, one `vfmadd` and a conversion back (x86 FMA; the caller saturates;
     `nearest`: as `float_step_levels` takes it)."""
     scales = b.splat(b.f32(scale), offset.type)
-    return (nearest or nearest_levels)(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
+    return nearest(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
 
 
-NearestLevels = Callable[[KernelBuilder, SSAValue, VectorType], SSAValue]
-"""`nearest_levels`' contract: singles rounded to nearest even and converted to int32 lanes."""
-
-
-def nearest_levels(b: KernelBuilder, singles: SSAValue, levels_type) -> SSAValue:
-    """A vector of singles rounded to nearest even (`llvm.rint`) and converted to the integer
-    vector `levels_type` (exact where each is below 2^31; on x86 LLVM makes the two one
-    `vcvtps2dq`): the last step of every proved float form."""
-    lanes = singles.type.get_shape()[0]
-    rounded = b.emit(llvm.CallIntrinsicOp(f"llvm.rint.v{lanes}f32", [singles], [singles.type]))
-    return b.emit(FPToSIOp(rounded, levels_type))
 
 
 class LaneRequantization:
@@ -455,9 +456,9 @@ class LaneRequantization:
     quantization record or of one channel's table entry)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
-                 shift: int | SSAValue, fused_offset: SSAValue | None = None, nearest: NearestLevels | None = None):
+                 shift: int | SSAValue, fused_offset: SSAValue | None = None, nearest: NearestLevels = nearest_levels):
         self.b, self.domain, self.vector = b, domain, vector
-        self.nearest = nearest or nearest_levels  # the float steps' rounding and conversion (a unit's own)
+        self.nearest = nearest  # the float steps' rounding and conversion (a unit's own)
         self.fused_offset = fused_offset  # the channel's single of a `bias_in_step` layer: `fused_step_levels`
         self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it

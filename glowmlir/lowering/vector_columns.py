@@ -94,12 +94,11 @@ def store_vector(b: KernelBuilder, value: SSAValue, view: View, indices: list[In
     `<4 x i8>` cut from a wider vector lane by lane (an `umov` and a `mov` a byte: the
     NEON 1x1 8 -> 8 on 24x96, 125,691 -> 104,383 instructions a call, code 1,352 -> 1,220 B)."""
     address = b.element(view, indices)
-    if stored is None and value.type.get_shape()[0] * value.type.element_type.bitwidth in (16, 32) \
-            and isinstance(value.type.element_type, IntegerType):
-        word = b.bitcast(value, IntegerType(value.type.get_shape()[0] * value.type.element_type.bitwidth))
-        b.emit(llvm.StoreOp(word, address, alignment=1))
-        return
     if stored is None:
+        bits = value.type.get_shape()[0] * value.type.element_type.bitwidth
+        if isinstance(value.type.element_type, IntegerType) and bits in (16, 32):
+            b.emit(llvm.StoreOp(b.bitcast(value, IntegerType(bits)), address, alignment=1))
+            return
         # a GEP of the vector's type: llvmlite stores only through a pointer to the value's type
         address = b.emit(llvm.GEPOp(address, [0], value.type, inbounds=True))
         b.emit(llvm.StoreOp(value, address, alignment=1))

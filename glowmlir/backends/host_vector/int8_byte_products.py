@@ -121,6 +121,12 @@ class BytePairColumns(PairColumns):
         """`sums` (int16, a pixel a lane) + each pixel's two levels of `pixels` (`saddlp`)."""
         return self.b.int_add(sums, pairwise_sums(self.b, pixels))
 
+    def less_of(self, sums: SSAValue) -> SSAValue:
+        """What the int32 sums of a vector of pixels take for the weights' zero point: -z_w x
+        each pixel's column sum (`column_sums`)."""
+        return self.b.int_mul(self.b.emit(llvm.SExtOp(sums, self.vector)),
+                              self.b.int_value(-self.weight_offset, self.vector))
+
 
 def pairwise_sums(b: KernelBuilder, value: SSAValue) -> SSAValue:
     """Adjacent lanes of `value` added into lanes of twice the width (`saddlp`; with an add
@@ -172,9 +178,7 @@ def prepared_bytes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         if in_c % 2:
             sums = pair(in_c // 2, sums, False)
         if summed:
-            vector_columns.store_vector(b, b.int_mul(b.emit(llvm.SExtOp(sums, columns.vector)),
-                                                     b.int_value(-columns.weight_offset, columns.vector)),
-                                        less, [first])
+            vector_columns.store_vector(b, columns.less_of(sums), less, [first])
 
     vector_columns.in_runs(b, width, lanes, vector)
     return PreparedBytes(prepared, less)

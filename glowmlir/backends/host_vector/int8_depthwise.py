@@ -38,7 +38,7 @@ from glowmlir.dialects import glowll
 from glowmlir.lowering import saturating_packs, vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.requantization import LaneRequantization, nearest_levels
 from glowmlir.lowering.vector_layout import INT8_PLANES, interior_columns
 
 WINDOW_LANES = 8
@@ -190,7 +190,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         multiplier, shift = self.domain.requantization.of(channel)
         fused = None if self.step_offsets is None else self.b.bitcast(self.b.load(self.step_offsets, [channel]), f32)
         return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused,
-                                  neon_nearest_levels if self.neon else None)
+                                  neon_nearest_levels if self.neon else nearest_levels)
 
     def joined_channels(self, lanes: int) -> int:
         """Channels whose int8 levels fill a 32-byte vector: each channel's vector requantized

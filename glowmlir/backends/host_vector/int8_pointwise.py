@@ -296,8 +296,7 @@ def byte_pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
             if prepared and src.less is not None:
                 less = vector_columns.load_vector(b, src.less, [b.add(x0, v * lanes)], lanes)
             elif summed:
-                less = b.int_mul(b.emit(llvm.SExtOp(carried[vectors * block + v], columns.vector)),
-                                 b.int_value(-columns.weight_offset, columns.vector))
+                less = columns.less_of(carried[vectors * block + v])
             else:
                 continue
             for j in range(block):
