@@ -1,5 +1,6 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fused_multiply_add=true int16_gate=true}' | glow-opt | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 fused_multiply_add=true}' | filecheck %s --check-prefix=NOINT16
+// RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=4 accumulators=16 registers=32 shuffles=neon fused_multiply_add=true int16_gate=true products=neon}' | glow-opt | filecheck %s --check-prefix=NEON
 // On a target with AVX2's `vpmulhrsw` (`int16_gate`: `host_vector.target.int16_high_products`),
 // an int8 Mul by a gate fixed along x's runs (%m, %n: a squeeze-and-excitation block's
 // [1, 2, 1, 1] gate, either operand; `backends.host_vector.gate_products.int16_gate`, proved
@@ -17,6 +18,9 @@
 // 0.0061:40, levels -113, -90, -83, -38 and -7 without) make a hybrid: `int16_gate` on all 256
 // levels beside its `float_gate`, the rows of those levels marked (shift -1: that run takes the
 // fma loop). Its gate clipped to levels -115 to -112 (%k): four rows, -113's marked.
+// On AArch64 (`products=neon`, no masked loads: the last run lane by lane) the same Muls take
+// the same forms, the int16 ones on NEON's `sqrdmulh` (the kernel's `products = "neon"`,
+// `gate_products.HIGH_PRODUCTS`); the Mul of one shape keeps its float step, no parameter.
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -56,3 +60,10 @@ glowll.function @net {
 // NOINT16:      glowll.elementwise %h, %hx, %hg {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_gate = array<f32:
 // NOINT16-NOT:  int16_gate
 // NOINT16-NOT:  table
+
+// NEON:      %[[WHOLE:.+]] = glowll.weight "int16_gate_table_0" elided : memref<256x4xi16>
+// NEON-NEXT: glowll.elementwise %m, %x, %g table %[[WHOLE]] {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate = array<i32: -128, 127>}
+// NEON:      glowll.elementwise %n, %g, %x table %[[WHOLE]] {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate
+// NEON:      glowll.elementwise %q, %x, %c table %{{.+}} {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate = array<i32: -128, -125>}
+// NEON:      glowll.elementwise %h, %hx, %hg table %{{.+}} {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate = array<i32: -128, 127>, float_gate = array<f32:
+// NEON:      glowll.elementwise %p, %x, %x {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32:

@@ -162,7 +162,7 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
                 tiled=True, parameters=(glowll.QUANTIZED_INPUT, "reciprocal", PAIR_PRODUCTS),
                 plane_free_parameters=(PAIR_PRODUCTS,), verify=verify_im2col_words),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.backends.host_vector.byte_elementwise", ops=("glowll.elementwise",),
-                elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles",)),
+                elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles", "products")),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),
                 parameters=("shuffles",)),
     Microkernel(layout.INT8_QUANTIZE, "glowmlir.backends.host_vector.quantize", ops=("glowll.elementwise",),

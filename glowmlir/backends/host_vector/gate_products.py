@@ -32,17 +32,19 @@ zx is -128), two additions, two shifts and `vpacksswb` (docs/quantization.md, st
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i16, i32
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i16, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.int8_depthwise import neon_saturated_words
 from glowmlir.backends.host_vector.table_arithmetic import MULHRS, PACK, high_byte_words, mulhrs
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
+from glowmlir.lowering.vector_columns import in_runs, join, load_vector, store_vector
 from glowmlir.lowering.vector_elementwise import emit_float_gate_run, gate_operand, gate_types, produced_levels
 from glowmlir.quantization.float_steps import INT8_LEVELS, tflite_levels
 from glowmlir.quantization.rescaling import activation_bounds, mul_multiplier
@@ -50,11 +52,43 @@ from glowmlir.quantization.rescaling import activation_bounds, mul_multiplier
 GATE_SLOPE_STEPS = 8
 """The k_g an `Int16Gate` row tries each side of the nearest to the gate level's real slope."""
 INT16 = (-(1 << 15), (1 << 15) - 1)
-STEP = 32
-"""Levels an `emit_int16_gate` step computes: a ymm register of int8 levels, two of int16."""
-WORDS = VectorType(i16, [STEP // 2])
 UNPROVED = -1
 """The shift of a row marking a gate level with no int16 row (a hybrid's: that level takes `float_gate`)."""
+
+
+@dataclass(frozen=True)
+class HighProducts:
+    """A vector unit's rounded high products of int16 words, mulhrs(a, b) = (a b + 2^14) >> 15
+    (`table_arithmetic.mulhrs`; a k_g is never -2^15, so where the units differ, on
+    -2^15 x -2^15, no row reaches), and its narrowing of two vectors of words to one of
+    saturated bytes, in order: `step` int8 levels a vector."""
+
+    step: int
+    multiply: str
+    narrow: Callable[[KernelBuilder, list[SSAValue]], SSAValue]
+
+    @property
+    def words(self) -> VectorType:
+        """The int16 vector of half a step's levels."""
+        return VectorType(i16, [self.step // 2])
+
+
+def _avx2_packed(b: KernelBuilder, halves: list[SSAValue]) -> SSAValue:
+    """`vpacksswb`, whose 128-bit lanes undo `high_byte_words`' lane by lane unpacks."""
+    return b.emit(llvm.CallIntrinsicOp(PACK, halves, [VectorType(i8, [2 * halves[0].type.get_shape()[0]])]))
+
+
+def _neon_narrowed(b: KernelBuilder, halves: list[SSAValue]) -> SSAValue:
+    """`sqxtn` and `sqxtn2` (`int8_depthwise.neon_saturated_words`) of the low and high half."""
+    return neon_saturated_words(b, join(b, halves))
+
+
+HIGH_PRODUCTS = {"avx2": HighProducts(32, MULHRS, _avx2_packed),
+                 "neon": HighProducts(16, "llvm.aarch64.neon.sqrdmulh.v8i16", _neon_narrowed)}
+"""The units an `Int16Gate` runs on, by the kernel's `products` parameter ("avx2" where it
+has none): AVX2's `vpmulhrsw` and `vpacksswb` on a ymm of 32 levels, AArch64 NEON's
+`sqrdmulh` (a doubling high half, rounded and saturated: the same as mulhrs) and `sqxtn` on
+a register of 16."""
 
 
 @dataclass(frozen=True)
@@ -177,8 +211,9 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
                     bounds: tuple[int, int]) -> bool:
     """A Mul with an `int16_gate` (`table` its `gate_table`'s view) over the merged views
     (`vector_elementwise.emit_elementwise`'s) where its gate is fixed along their runs: a gate
-    level's row read once a run, then `STEP` levels a step (the last masked) by the module
-    doc's form, clamped (only inside int8) and packed by `vpacksswb`; a hybrid's (with a
+    level's row read once a run, then a step of levels (the last masked) by the module
+    doc's form on the kernel's unit (`HIGH_PRODUCTS`, its `products` parameter), clamped
+    (only inside int8) and narrowed (`vpacksswb`, `sqxtn`); a hybrid's (with a
     `float_gate`) run whose row is marked `UNPROVED` by `emit_float_gate_run` instead (one
     branch a run). False (nothing emitted) where the gate is not along the merged runs."""
     gate_index = gate_operand(op)
@@ -187,29 +222,31 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
     x_view, gate_view = views[2 - gate_index], views[1 + gate_index]
     x_offset = op.inputs[1 - gate_index].type.element_type.offset
     first = op.int16_gate.get_values()[0]
+    unit = HIGH_PRODUCTS[op.microkernel.parameter("products").data if op.microkernel.parameter("products") else "avx2"]
+    step, words_type = unit.step, unit.words
     *outer, inner = shape
 
     def vector_at(indices: list[Index], row: tuple[SSAValue, ...], start: Index, count: int) -> None:
-        loaded = None if count == STEP else [lane < count for lane in range(STEP)]
-        x = load_vector(b, x_view, [*indices, start], STEP, loaded)
+        loaded = None if count == step else [lane < count for lane in range(step)]
+        x = load_vector(b, x_view, [*indices, start], step, loaded)
         k, nonnegative, negative, shift = row
         halves = []
         for high in (False, True):
             words = high_byte_words(b, x, high)
             offsets = nonnegative
             if x_offset > INT8_LEVELS[0]:  # x << 8 > (zx << 8) - 1, in int16
-                ahead = b.int_compare("sgt", words, b.int_value((x_offset << 8) - 1, WORDS))
+                ahead = b.int_compare("sgt", words, b.int_value((x_offset << 8) - 1, words_type))
                 offsets = b.select(ahead, nonnegative, negative)
-            value = b.shift_right(b.int_add(b.emit(llvm.CallIntrinsicOp(MULHRS, [words, k], [WORDS])), offsets),
-                                  shift)
+            product = b.emit(llvm.CallIntrinsicOp(unit.multiply, [words, k], [words_type]))
+            value = b.shift_right(b.int_add(product, offsets), shift)
             if tuple(bounds) != INT8_LEVELS:
-                value = b.clamp(value, b.int_value(bounds[0], WORDS), b.int_value(bounds[1], WORDS))
+                value = b.clamp(value, b.int_value(bounds[0], words_type), b.int_value(bounds[1], words_type))
             halves.append(value)
-        store_vector(b, b.emit(llvm.CallIntrinsicOp(PACK, halves, [x.type])), views[0], [*indices, start], loaded)
+        store_vector(b, unit.narrow(b, halves), views[0], [*indices, start], loaded)
 
     def int16_run(indices: list[Index], at: SSAValue) -> None:
-        row = tuple(b.splat(b.load(table, [at, column]), WORDS) for column in range(4))
-        in_runs(b, inner, STEP, functools.partial(vector_at, indices, row))
+        row = tuple(b.splat(b.load(table, [at, column]), words_type) for column in range(4))
+        in_runs(b, inner, step, functools.partial(vector_at, indices, row))
 
     with b.loops(outer) as indices:
         gate = b.sign_extend(b.load(gate_view, [*indices, 0]))

@@ -759,8 +759,15 @@ def neon_saturated_bytes(b: KernelBuilder, levels: SSAValue) -> SSAValue:
     words = vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
         "llvm.aarch64.neon.sqxtn.v4i16", [part(b, levels, k, count // 4)], [VectorType(i16, [4])]))
         for k in range(count // 4)])
+    return neon_saturated_words(b, words)
+
+
+def neon_saturated_words(b: KernelBuilder, words: SSAValue) -> SSAValue:
+    """int16 words (a multiple of 8 of them) saturated to int8, in order: each eight by one
+    `sqxtn` (`sqxtn2` for the upper half of a register)."""
+    count = words.type.get_shape()[0]
     return vector_columns.join(b, [b.emit(llvm.CallIntrinsicOp(
-        "llvm.aarch64.neon.sqxtn.v8i8", [part(b, words, k, count // 8)], [VectorType(i8, [8])]))
+        "llvm.aarch64.neon.sqxtn.v8i8", [vector_depthwise.part(b, words, k, count // 8)], [VectorType(i8, [8])]))
         for k in range(count // 8)])
 
 

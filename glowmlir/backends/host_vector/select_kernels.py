@@ -233,6 +233,7 @@ class MarkFloatStep(RewritePattern):
     fused_multiply_add: bool = False
     shuffles: str = ""
     int16_gate: bool = False
+    products: str = ""
     tables: dict = field(default_factory=dict)
 
     @op_type_rewrite_pattern
@@ -247,6 +248,9 @@ class MarkFloatStep(RewritePattern):
         if int16 is not None and (complete or gate is not None):  # (a hybrid: its marked rows' levels the fma form's)
             gated = glowll.with_operands(op, gate_table=self.gate_table(int16, op, rewriter))
             gated.properties["int16_gate"] = int16.attribute()
+            if self.products:  # NEON's sqrdmulh (`gate_products.HIGH_PRODUCTS`), not AVX2's vpmulhrsw
+                gated.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_ELEMENTWISE,
+                                                                  {"products": StringAttr(self.products)})
             if gate is not None:
                 gated.properties["float_gate"] = gate.attribute()
             rewriter.replace(op, gated, [])
@@ -351,10 +355,11 @@ class SelectVectorColumns(ModulePass):
         PatternRewriteWalker(PackInt8Depthwise(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Pointwise(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackInt8Columns(int8_tile, self.products), apply_recursively=False).rewrite_module(op)
-        if self.planes:  # masked loads for the last run
+        if self.planes or self.products:  # masked loads for the last run (NEON's lane by lane)
             PatternRewriteWalker(SelectInt8Elementwise(column_layout.INT8_ELEMENTWISE, ELEMENTWISE_KINDS),
                                  apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.shuffles, self.int16_gate),
+            PatternRewriteWalker(MarkFloatStep(self.fused_multiply_add, self.shuffles, self.int16_gate,
+                                                       self.products),
                                  apply_recursively=False).rewrite_module(op)
         if self.shuffles:
             if self.shuffles not in SHUFFLE_BYTES:

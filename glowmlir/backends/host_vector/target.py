@@ -63,9 +63,12 @@ def fused_multiply_add(triple: str, features: Sequence[str]) -> bool:
 
 
 def int16_high_products(triple: str, features: Sequence[str]) -> bool:
-    """Whether the vector unit has AVX2's `vpmulhrsw` on 16 int16 lanes, which the proved
-    int16 form of a squeeze-and-excitation Mul takes (`gate_products.Int16Gate`): x86-64 with
-    AVX2. AArch64's `sqrdmulh` is the analogue (a doubling high half, rounded), not run yet."""
+    """Whether the vector unit has rounded high products of int16 words, which the proved int16
+    form of a squeeze-and-excitation Mul takes (`gate_products.HIGH_PRODUCTS`): x86-64 with
+    AVX2 (`vpmulhrsw` on 16 lanes), AArch64 (NEON's `sqrdmulh` on 8, the kernel's `products`
+    "neon": `pair_products`)."""
+    if triple.startswith("aarch64"):
+        return True
     enabled = enabled_features(features)
     return triple.startswith("x86_64") and bool(enabled.get("avx2")) and enabled.get("avx") is not False
 
