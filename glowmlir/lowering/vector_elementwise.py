@@ -49,7 +49,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.requantization import EXACT_FLOATS, float_step_levels, nearest_levels
+from glowmlir.lowering.requantization import EXACT_FLOATS, NearestLevels, float_step_levels, nearest_levels
 from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 from glowmlir.quantization.float_steps import (
     FloatAdd,
@@ -174,8 +174,8 @@ def add_float_form(op: glowll.ElementwiseOp, fused: bool = False) -> FloatAdd | 
                      (first.offset, second.offset), fused)
 
 
-def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
-                     unit: int = 1) -> Callable[[SSAValue, SSAValue], SSAValue]:
+def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp, unit: int = 1,
+                     nearest: NearestLevels = nearest_levels) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """An Add's or Sub's level (before the clamp) of two vectors of levels by its `float_add`
     property (`FloatAdd.levels`, operation by operation): each level as a single times its
     scale, the two summed, plus the offset (of the sum's side of the threshold: a compare and
@@ -184,7 +184,8 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
     `FloatAdd.fused` form rint(fma(q1, a, fma(q2, b, offset))), two `llvm.fma` (a conversion
     each, two `vfmadd` and a `vcvtps2dq`). With `unit` (a power of two: the host's bytes,
     `byte_elementwise.HIGH_BYTE`), the vectors hold the levels times `unit` and the scales are
-    divided by it: every product, and so every step, the same single."""
+    divided by it: every product, and so every step, the same single. `nearest`: the
+    rounding conversion (a unit's own, `requantization.NearestLevels`)."""
     form = FloatAdd.of(op.float_add)
     assert all(float(np.float32(scale / unit)) * unit == scale for scale in (form.first_scale, form.second_scale))
 
@@ -199,14 +200,13 @@ def float_add_levels(b: KernelBuilder, op: glowll.ElementwiseOp,
 
         if form.fused:
             inner = b.fma(b.emit(llvm.SIToFPOp(y, singles)), splat(form.second_scale / unit), splat(form.offset))
-            return nearest_levels(b, b.fma(b.emit(llvm.SIToFPOp(x, singles)), splat(form.first_scale / unit), inner),
-                                  x.type)
+            return nearest(b, b.fma(b.emit(llvm.SIToFPOp(x, singles)), splat(form.first_scale / unit), inner), x.type)
         summed = b.fadd(scaled(x, form.first_scale), scaled(y, form.second_scale), EXACT_FLOATS)
         offset = splat(form.offset)
         if form.negative_offset != form.offset:
             below = b.emit(llvm.FCmpOp(summed, splat(form.threshold), "olt"))
             offset = b.select(below, splat(form.negative_offset), offset)
-        return nearest_levels(b, b.fadd(summed, offset, EXACT_FLOATS), x.type)
+        return nearest(b, b.fadd(summed, offset, EXACT_FLOATS), x.type)
     return levels
 
 

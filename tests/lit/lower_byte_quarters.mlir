@@ -1,7 +1,7 @@
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 shuffles=avx2},glowll-allocate-memory,lower-glowll-to-llvm' | filecheck %s
 // RUN: glow-opt %s -p 'glowll-select-vector-columns{lanes=8 accumulators=12 planes=true registers=16 shuffles=avx2 fused_multiply_add=true},glowll-allocate-memory,lower-glowll-to-llvm' | filecheck %s --check-prefix=FUSED
 // On AVX2's packs (`shuffles`), an int8 Add with a proved float form (`float_add`) takes 32
-// levels a step as bytes (`vector_elementwise.emit_byte_quarters`): a vector<32xi8> read as
+// levels a step as bytes (`byte_elementwise.emit_byte_steps`): a vector<32xi8> read as
 // 8 words, each level's byte moved to the top of its word (a shift left by 24; by 16 or 8 and
 // a mask of the top byte; the last byte the mask alone), as singles times the scales / 2^24
 // (2.15375471 and 0.883691549 here),

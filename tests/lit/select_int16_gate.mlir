@@ -20,7 +20,8 @@
 // fma loop). Its gate clipped to levels -115 to -112 (%k): four rows, -113's marked.
 // On AArch64 (`products=neon`, no masked loads: the last run lane by lane) the same Muls take
 // the same forms, the int16 ones on NEON's `sqrdmulh` (the kernel's `products = "neon"`,
-// `gate_products.HIGH_PRODUCTS`); the Mul of one shape keeps its float step, no parameter.
+// `gate_products.HIGH_PRODUCTS`); the Mul of one shape keeps its float step, as bytes
+// (`shuffles = "neon"`: `byte_elementwise.neon_levels`).
 
 glowll.function @net {
   %x = glowll.placeholder input "x" : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>
@@ -66,4 +67,4 @@ glowll.function @net {
 // NEON:      glowll.elementwise %n, %g, %x table %[[WHOLE]] {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate
 // NEON:      glowll.elementwise %q, %x, %c table %{{.+}} {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate = array<i32: -128, -125>}
 // NEON:      glowll.elementwise %h, %hx, %hg table %{{.+}} {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>, int16_gate = array<i32: -128, 127>, float_gate = array<f32:
-// NEON:      glowll.elementwise %p, %x, %x {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, float_step = array<f32:
+// NEON:      glowll.elementwise %p, %x, %x {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8", {shuffles = "neon"}>, float_step = array<f32:

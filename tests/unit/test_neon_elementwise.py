@@ -9,11 +9,13 @@ on the fma loop): every output bit for bit the independent int8 reference's
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.support import int8_reference as ref
 from tests.unit.test_code_size import run_cases
-from tests.unit.test_quantized_kernels import binary_case
+from tests.unit.test_quantized_kernels import all_level_pairs_case, binary_case
 from tests.unit.test_vector_elementwise import (
     HYBRID_TYPES,
     NET_GATE_TYPES,
@@ -25,6 +27,19 @@ from tests.unit.test_vnni_depthwise import BINARY_CASES
 
 BOARD = "aarch64"
 NEON_GATE = '#glowll.microkernel<"vector-elementwise-int8", {products = "neon"}>'
+NEON_BYTES = '#glowll.microkernel<"vector-elementwise-int8", {shuffles = "neon"}>'
+PAIR_TYPES = [
+    ("add", (0.0123, 25), (0.1, -7), (0.051, 3)),
+    ("sub", (0.0123, 25), (0.1, -7), (0.051, 3)),
+    ("add", (0.05, 3), (0.05, 3), (0.1, -2)),  # (d1 + d2) / 2: ties, halves away from zero
+    ("sub", (0.0431, -128), (0.0179, 127), (0.0279, 127)),
+    ("add", (0.0912, 127), (0.0061, 40), (0.0455, -100)),
+    ("mul", (0.0123, 25), (0.1, -7), (0.051, 3)),
+    ("mul", (0.0431, -128), (1 / 256, -128), (0.0279, 127)),
+    ("mul", (0.0912, 127), (0.0061, 40), (0.0455, -100)),
+]
+"""Ops of one shape and their types (x86's every-pair tests'): Adds and Subs with a float
+form (`float_add`), Muls with a float step (`float_step`)."""
 
 
 def test_add_sub_and_mul_on_neon_match_the_int8_reference():
@@ -33,6 +48,19 @@ def test_add_sub_and_mul_on_neon_match_the_int8_reference():
     bundle = run_cases(cases, BOARD)
     ops = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
     assert len(ops) == len(cases) and all('microkernel<"vector-elementwise-int8"' in line for line in ops)
+
+
+def test_add_sub_and_mul_of_every_pair_of_levels_as_neon_bytes():
+    """TFLite's int8 Add, Sub and Mul on every pair of levels (256 x 256) as bytes on NEON (the
+    kernel's `shuffles = "neon"`, `byte_elementwise.neon_levels`: 16 levels a step, one
+    `fcvtns` a rounding, `sqxtn`), bit for bit the int8 reference's."""
+    cases = [all_level_pairs_case(kind, *((ref.f32(scale), offset) for scale, offset in types), suffix=f"_{k}")
+             for k, (kind, *types) in enumerate(PAIR_TYPES)]
+    bundle = run_cases(cases, BOARD)
+    ops = [line for line in bundle.ir["glowll"].splitlines() if "glowll.elementwise" in line]
+    assert len(ops) == len(cases) and all(NEON_BYTES in line for line in ops)
+    assert [re.search(r"float_(add|step) = ", line).group(1) for line in ops] == [
+        "step" if kind == "mul" else "add" for kind, *_ in PAIR_TYPES]
 
 
 @pytest.mark.parametrize("types,plane,gate_first,hybrid", [

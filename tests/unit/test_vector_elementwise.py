@@ -331,7 +331,7 @@ BYTE_KERNELS = {TARGETS["avx2"]: ('<"vector-elementwise-int8", {shuffles = "avx2
                 "-avx512f,-avx2": ('<"vector-elementwise-int8">', True)}
 """mattr -> the Add's kernel and whether the target has FMA3 (the fused float form,
 `FloatAdd.fused`, where it is proved): AVX2's packs (32 levels a step as bytes,
-`emit_byte_quarters`) with and without FMA3, and AVX without AVX2 (16 int32 lanes)."""
+`emit_byte_steps`) with and without FMA3, and AVX without AVX2 (16 int32 lanes)."""
 
 
 def fused_float_add(ir: str, kernel: str, fma: bool) -> bool:

@@ -1,6 +1,6 @@
 """Int8 Add and Sub with a proved float form (`vector_elementwise.add_float_form`, the op's
-`float_add` property) 32 levels a step as bytes, on targets with AVX2's packs (the kernel's
-`shuffles` parameter, `PACKED_SHUFFLES`; `#glowll.microkernel<"vector-elementwise-int8",
+`float_add` property) 32 levels a step as bytes on targets with AVX2's packs, 16 on NEON (the
+kernel's `shuffles` parameter, `BYTE_STEP_SHUFFLES`; `#glowll.microkernel<"vector-elementwise-int8",
 {shuffles = "avx2"}>`, set by `select_kernels.MarkFloatStep`); every other op of the kernel is
 `lowering.vector_elementwise`'s (`emit_elementwise`).
 
@@ -18,7 +18,11 @@ A Mul with a proved float step (`float_step`) takes the same 32 levels a step
 (`float_step_bytes`): each half of 16 widened to int16 words less the zero point, the exact
 product's low and high words (`vpmullw`, `vpmulhw`) interleaved into int32 lanes, the float
 step, the packs (which undo the interleaving) and one `vpermq`: 37 instructions a step, not
-46 on int32 lanes (docs/quantization.md, stop 58)."""
+46 on int32 lanes (docs/quantization.md, stop 58).
+
+On AArch64 (`shuffles = "neon"`) both take 16 levels a step (`neon_levels`): on int32 lanes
+as the generic kernel's, but rounded by `fcvtns` and narrowed by `sqxtn` (the residual Add
+32 x 2 x 96: 21,936 -> 16,168 instructions under qemu-aarch64; docs/quantization.md, stop 65)."""
 
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i16, i32
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.gate_products import emit_int16_gate
-from glowmlir.backends.host_vector.int8_depthwise import saturated_bytes
+from glowmlir.backends.host_vector.int8_depthwise import neon_nearest_levels, neon_saturated_bytes, saturated_bytes
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_elementwise
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -42,9 +46,14 @@ from glowmlir.quantization.float_steps import INT8_LEVELS, FloatStep
 PACKED_SHUFFLES = ("avx2", "avx512bw")
 """The byte shuffles (`backends.host_vector.target.byte_shuffles`) of targets with AVX2's
 packs: there an Add's or Sub's float form, and a Mul's float step, take `BYTE_LANES` levels a step (the kernel's
-`shuffles` parameter, `emit_byte_quarters`)."""
+`shuffles` parameter, `emit_byte_steps`)."""
 BYTE_LANES = 32
-"""Levels a step of `emit_byte_quarters`: a ymm register of int8."""
+"""Levels a step of `emit_byte_steps` on AVX2's packs: a ymm register of int8."""
+NEON_LANES = 16
+"""Levels a step of `emit_byte_steps` on NEON (`shuffles` "neon", `neon_levels`): a register of int8."""
+BYTE_STEP_SHUFFLES = (*PACKED_SHUFFLES, "neon")
+"""The byte shuffles whose targets take an Add's float form and a Mul's float step as bytes
+(the kernel's `shuffles` parameter, set by `select_kernels.MarkFloatStep`)."""
 HIGH_BYTE = 1 << 24
 """A level's unit with its byte at the top of an int32 word (`byte_quarters`)."""
 
@@ -120,6 +129,33 @@ def float_step_bytes(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[li
     return levels
 
 
+def neon_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SSAValue]], SSAValue] | None:
+    """An op's `NEON_LANES` levels in order of two registers of bytes on NEON: an Add's or
+    Sub's `float_add` on the bytes widened to int32 lanes (LLVM's `tbl` of each byte to the
+    top of its word and `scvtf` by 2^-24), a Mul's `float_step` on the product of the levels
+    less their zero points in int16 (`smull`, `smull2` into int32), each rounded and converted
+    by one `fcvtns` (`int8_depthwise.neon_nearest_levels`) and saturated to int8 by `sqxtn`
+    (`neon_saturated_bytes`), where the lanes' generic form rounds by `frintx` and `fcvtzs`
+    and clamps both bounds in int32; None for any other op."""
+    lanes = VectorType(i32, [NEON_LANES])
+    if getattr(op, "float_add", None) is not None:
+        level = float_add_levels(b, op, nearest=neon_nearest_levels)
+        return lambda sources: neon_saturated_bytes(b, level(*(b.sign_extend(x, lanes) for x in sources)))
+    if getattr(op, "float_step", None) is None:
+        return None
+    step = FloatStep.of(op.float_step)
+    words = VectorType(i16, [NEON_LANES])
+
+    def centred(levels: SSAValue, source: SSAValue) -> SSAValue:  # |d| <= 255: int16, then int32
+        offset = b.int_value(source.type.element_type.offset, words)
+        return b.sign_extend(b.int_sub(b.sign_extend(levels, words), offset, no_signed_wrap=True), lanes)
+
+    def levels(sources: list[SSAValue]) -> SSAValue:
+        centred_levels = [centred(x, source) for x, source in zip(sources, op.inputs, strict=True)]
+        return neon_saturated_bytes(b, float_step_levels(b, b.int_mul(*centred_levels), step, neon_nearest_levels))
+    return levels
+
+
 def byte_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SSAValue]], SSAValue] | None:
     """The `BYTE_LANES` levels in order of an op's two vectors of bytes (before a clamp
     narrower than int8): an Add's or Sub's `float_add` (`float_add_bytes`), a Mul's
@@ -131,19 +167,19 @@ def byte_levels(b: KernelBuilder, op: glowll.ElementwiseOp) -> Callable[[list[SS
     return None
 
 
-def emit_byte_quarters(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAValue], shape: list[int],
-                       views: list[View], bounds: tuple[int, int]) -> bool:
+def emit_byte_steps(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAValue], step: int, shape: list[int],
+                    views: list[View], bounds: tuple[int, int]) -> bool:
     """An Add or Sub with a `float_add`, or a Mul with a `float_step`, on a target with AVX2's
-    packs: the merged views (`emit_elementwise`'s) `BYTE_LANES` levels a step (the last run
+    packs or NEON: the merged views (`emit_elementwise`'s) `step` levels a step (the last run
     masked; a broadcast source's level splat as bytes once a run), each step's two vectors of
-    bytes through `levels` (`byte_levels`), clamped to `bounds` where the activation is
-    narrower than int8, stored."""
+    bytes through `levels` (`byte_levels`, `neon_levels`), clamped to `bounds` where the
+    activation is narrower than int8, stored."""
     *outer, inner = shape
-    bytes_type = VectorType(views[0].element_type, [BYTE_LANES])
+    bytes_type = VectorType(views[0].element_type, [step])
 
     def vector_at(indices: list[Index], broadcast: dict[int, SSAValue], first: Index, count: int) -> None:
-        loaded = None if count == BYTE_LANES else [lane < count for lane in range(BYTE_LANES)]
-        sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], BYTE_LANES, loaded)
+        loaded = None if count == step else [lane < count for lane in range(step)]
+        sources = [broadcast[i] if i in broadcast else load_vector(b, source, [*indices, first], step, loaded)
                    for i, source in enumerate(views[1:])]
         packed = levels(sources)
         if tuple(bounds) != INT8_LEVELS:
@@ -153,18 +189,22 @@ def emit_byte_quarters(b: KernelBuilder, levels: Callable[[list[SSAValue]], SSAV
     with b.loops(outer) as indices:
         broadcast = {i: b.splat(b.load(source, [*indices, 0]), bytes_type)
                      for i, source in enumerate(views[1:]) if source.strides[-1] == 0}
-        in_runs(b, inner, BYTE_LANES, functools.partial(vector_at, list(indices), broadcast))
+        in_runs(b, inner, step, functools.partial(vector_at, list(indices), broadcast))
     return True
 
 
 def emit_elementwise(b: KernelBuilder, op: glowll.ElementwiseOp, view) -> None:
-    """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_quarters` where
-    the kernel's `shuffles` are `PACKED_SHUFFLES` and the op has levels of bytes (`byte_levels`),
-    by `gate_products.emit_int16_gate` where it has an `int16_gate` (and its gate is along the
-    merged runs)."""
+    """`vector_elementwise.emit_elementwise`, its contiguous runs by `emit_byte_steps` where
+    the kernel's `shuffles` are `PACKED_SHUFFLES` (`byte_levels`) or "neon" (`neon_levels`)
+    and the op has levels of bytes there, by `gate_products.emit_int16_gate` where it has an
+    `int16_gate` (and its gate is along the merged runs)."""
     shuffles = op.microkernel.parameter("shuffles") if op.microkernel is not None else None
-    levels = byte_levels(b, op) if shuffles is not None and shuffles.data in PACKED_SHUFFLES else None
-    contiguous = functools.partial(emit_byte_quarters, b, levels) if levels is not None else None
+    levels, step = None, 0
+    if shuffles is not None and shuffles.data in PACKED_SHUFFLES:
+        levels, step = byte_levels(b, op), BYTE_LANES
+    elif shuffles is not None and shuffles.data == "neon":
+        levels, step = neon_levels(b, op), NEON_LANES
+    contiguous = functools.partial(emit_byte_steps, b, levels, step) if levels is not None else None
     if getattr(op, "int16_gate", None) is not None:
         contiguous = functools.partial(emit_int16_gate, b, op, view(op.gate_table))
     vector_elementwise.emit_elementwise(b, op, view, contiguous)

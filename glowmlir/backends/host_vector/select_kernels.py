@@ -61,7 +61,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
-from glowmlir.backends.host_vector.byte_elementwise import PACKED_SHUFFLES
+from glowmlir.backends.host_vector.byte_elementwise import BYTE_STEP_SHUFFLES
 from glowmlir.backends.host_vector.gate_products import Int16Gate, mul_int16_gate
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import (
@@ -227,8 +227,8 @@ class MarkFloatStep(RewritePattern):
     property; an int8 Add or Sub whose whole arithmetic has one (`vector_elementwise.add_float_form`;
     fused where proved with `fused_multiply_add`, `FloatAdd.fused`), as its `float_add`
     property, and on byte shuffles with AVX2's packs (`shuffles` one of
-    `byte_elementwise.PACKED_SHUFFLES`) the kernel's `shuffles` parameter (32 levels a step
-    as bytes, `byte_elementwise.emit_byte_quarters`)."""
+    `byte_elementwise.BYTE_STEP_SHUFFLES`) the kernel's `shuffles` parameter (32 levels a step,
+    16 on NEON, as bytes, `byte_elementwise.emit_byte_steps`)."""
 
     fused_multiply_add: bool = False
     shuffles: str = ""
@@ -264,7 +264,7 @@ class MarkFloatStep(RewritePattern):
                 else add_float_form(op, self.fused_multiply_add) if kind in ("add", "sub") else None)
         if step is not None:
             op.properties[glowll.FLOAT_FORM_PROPERTY[op.kind.data]] = step.attribute()
-            if self.shuffles in PACKED_SHUFFLES:
+            if self.shuffles in BYTE_STEP_SHUFFLES:
                 op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_ELEMENTWISE,
                                                                {"shuffles": StringAttr(self.shuffles)})
             rewriter.notify_op_modified(op)
