@@ -13,10 +13,12 @@ taking turns (on a loaded machine only the ratios of one run compare); the kerne
 build took; the int8 outputs checked bit for bit against the numpy int8 reference first.
 
     .venv/bin/python bench/bench_host_int8_layers.py [--markdown] [--rounds N] [--runs N] [--mattr F]
-        [--board aarch64] [NAME ...]
+        [--board aarch64] [--per-channel] [NAME ...]
 
 `--mattr` adds to the host's features as glow-compile's `-mattr` does: `--mattr=-avx512f` builds
 both sides for AVX2 + FMA on an AVX-512 host (its AVX-512 and VNNI kernels off).
+`--per-channel` quantizes the convolutions' filters per channel (symmetric, zero points 0),
+as TFLite's are, where by default each is per tensor with a zero point.
 `--board B` builds both sides for an emulated board instead (`aarch64`: Cortex-A53 code under
 qemu-aarch64) and counts the instructions of one call (`run_on_board`), the int8 outputs
 checked there; beside them each build's code and constants and its RAM (I/O + activations,
@@ -115,8 +117,8 @@ in the net)."""
 class FusedTableCase:
     """A `FUSED_TABLES` layer with its table, and the float layer alone."""
 
-    def __init__(self, geometry):
-        layer = convolution_case(7, geometry)
+    def __init__(self, geometry, per_channel: bool = False):
+        layer = convolution_case(7, geometry, per_channel)
         case = with_lookup_table(layer, 971)
         self.body, self.constants, self.inputs = case.body, case.constants, case.inputs
         self.output, self.expected = case.output, case.expected
@@ -212,15 +214,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--mattr", help="features added to the host's, as -mattr (e.g. -avx512f: AVX2 code)")
     parser.add_argument("--board", help="an emulated board to count instructions on (e.g. aarch64)")
+    parser.add_argument("--per-channel", action="store_true",
+                        help="the convolutions' filters per channel (symmetric, as TFLite's), not per tensor")
     args = parser.parse_args(argv)
     target = target_for(args.board) if args.board else resolve_target(mattr=args.mattr) if args.mattr else None
     rows = []
     cases = {name: lambda geometry=geometry, activation=None if "no activation" in name else "relu":
-             convolution_case(7, geometry, per_channel=False, activation=activation)
+             convolution_case(7, geometry, per_channel=args.per_channel, activation=activation)
              for name, geometry in LAYERS.items()}
     cases.update({name: lambda operands=operands: binary_case(*operands[:3], (*operands[3:], 7)[0])
                   for name, operands in ELEMENTWISE.items()})
-    cases.update({name: lambda geometry=geometry: FusedTableCase(geometry) for name, geometry in FUSED_TABLES.items()})
+    cases.update({name: lambda geometry=geometry: FusedTableCase(geometry, args.per_channel)
+                  for name, geometry in FUSED_TABLES.items()})
     cases.update({name: lambda shape=shape: TableCase(shape) for name, shape in HARD_SWISH_TABLES.items()})
     cases.update({name: lambda shape=shape: QuantizeCase(shape) for name, shape in QUANTIZE.items()})
     cases.update({name: lambda geometry=geometry: QuantizedStemCase(geometry)

@@ -29,8 +29,11 @@ calibrated and held out on uniform [-1, 1] inputs.
 `--board aarch64`: the board rows on AArch64 (NEON, Cortex-A53 code under qemu-aarch64),
 instructions only; with `--layers`, each convolution's instructions there too.
 
+`--quantization-schema S` and `--enable-channelwise` quantize as glow-compile's options of
+those names (default: Glow's asymmetric schema, per-tensor filters).
+
     .venv/bin/python bench/bench_lookup_table_folding.py [--markdown] [--no-boards | --no-host] [--held-out N]
-        [--board NAME] [--layers] [--model PATH] [--mattr F]
+        [--board NAME] [--layers] [--model PATH] [--mattr F] [--quantization-schema S] [--enable-channelwise]
 """
 
 from __future__ import annotations
@@ -185,6 +188,11 @@ def elementwise_share(profile) -> tuple[float, float]:
     return amount, amount / profile.total
 
 
+def quantization_of(profile: str, args) -> QuantizationOptions:
+    """The int8 builds' quantization: `profile` with the command line's schema and channelwise."""
+    return QuantizationOptions(profile, schema=args.quantization_schema, channelwise=args.enable_channelwise)
+
+
 def main(argv: list[str] | None = None) -> None:
     import onnxruntime
 
@@ -200,6 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mattr", help="features added to the host's for the host builds, as -mattr "
                                         "(e.g. -avx512f: AVX2 code on an AVX-512 host)")
     parser.add_argument("--model", help="an exported classifier of input 1x3x48x192 instead of the generated net")
+    parser.add_argument("--quantization-schema", default="asymmetric", help="as glow-compile's")
+    parser.add_argument("--enable-channelwise", action="store_true", help="as glow-compile's")
     parser.add_argument("--layers", action="store_true",
                         help="also each convolution's host µs, float against int8 (issue 42: no int8 layer slower)")
     args = parser.parse_args(argv)
@@ -223,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
                 pass
             profiles[name] = os.path.join(directory, f"{name}.yaml")
             write_profile(profiles[name], profiler.profile)
-        int8 = QuantizationOptions(profiles["softmax"])
+        int8 = quantization_of(profiles["softmax"], args)
         host = resolve_target(mattr=args.mattr) if args.mattr else HOST
         builds = {"float": glowmlir.compile(path, target=host)}
         for name in INT8_BUILDS:
@@ -273,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
             logits = {"float": glowmlir.compile(logits_path, target=host)}
             for name in INT8_BUILDS:
                 with passes_of(name):
-                    logits[name] = glowmlir.compile(logits_path, quantization=QuantizationOptions(profiles["logits"]),
+                    logits[name] = glowmlir.compile(logits_path, quantization=quantization_of(profiles["logits"], args),
                                                     target=host)
             outputs = {name: np.stack([next(iter(b.run(s).values()))[0] for s in held_out])
                        for name, b in logits.items()}

@@ -13,11 +13,13 @@ also tested at their limits (`BYTE_LAYERS`)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
 import pytest
 
+from glowmlir.backends.host_vector.int8_byte_depthwise import int16_taps
 from glowmlir.backends.host_vector.int8_byte_products import byte_pair_words, byte_products_fit
 from glowmlir.backends.host_vector.int8_im2col import takes_im2col
 from tests.unit import test_int8_depthwise, test_int8_im2col, test_int8_pointwise
@@ -67,11 +69,15 @@ def test_neon_int8_tiles_match_the_int8_reference(group, per_channel):
         assert [kernel and kernel[1] for kernel in taken] == [
             kernel and ("neon-bytes" if geometry[0][2] * geometry[0][3] >= 8 else "neon")
             for kernel, geometry in zip(taken, layers)]
+    if group == "depthwise" and per_channel:  # int8 weights: int8 products where the pads are narrower than the kernel
+        assert [kernel[1] for kernel in taken] == [
+            "neon-bytes" if max(pads[0], pads[2]) < w[2] and max(pads[1], pads[3]) < w[3] else "neon"
+            for _, w, _, pads, _, _ in layers]
 
 
 def kernel_and_products(line: str) -> tuple[str, str] | None:
     """A convolution's microkernel and its NEON products ("neon", "neon-bytes"), or None."""
-    found = re.search(r'microkernel = #glowll\.microkernel<"([a-z0-9-]+)", \{products = "(neon(?:-bytes)?)"\}>', line)
+    found = re.search(r'microkernel = #glowll\.microkernel<"([a-z0-9-]+)", \{products = "(neon(?:-bytes)?)"[,}]', line)
     return found and found.groups()
 
 
@@ -168,3 +174,64 @@ def test_int8_tiles_round_by_one_conversion_and_multiply_bytes(tmp_path):
     assert {"smull", "smlal", "sadalp", "fcvtns"} <= mnemonics["pointwise"]
     assert "fcvtns" in mnemonics["depthwise"]
     assert not (mnemonics["pointwise"] | mnemonics["depthwise"]) & {"frintx", "fcvtzs"}
+
+
+def rows_at_the_int16_bound(x, w, w_offsets):
+    """Every kernel row (-128, -127, 0, ...) and every input level -128: each run of the three
+    columns int16 sums, 32,640, the most `int16_taps` allows (its run is the whole row)."""
+    w[...] = 0
+    w[..., 0], w[..., 1] = -128, -127
+    x[...] = -128
+
+
+def clipped_around_the_zero_point(x, w, w_offsets):
+    """Per tensor, weights within 127 of their zero point: int8 less it (`takes_byte_depthwise`)."""
+    np.clip(w, int(w_offsets[0]) - 128, int(w_offsets[0]) + 127, out=w)
+
+
+BYTE_DEPTHWISE = {
+    # name: (seed, geometry, per channel, edit, int16 taps: None where the layer keeps the int16 pairs)
+    "rows_at_the_int16_bound": (2500, ((1, 6, 7, 19), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6), True,
+                                rows_at_the_int16_bound, 3),
+    "5x5_s21_per_channel": (2501, ((1, 11, 5, 40), (11, 1, 5, 5), (2, 1), (2, 2, 2, 2), (1, 1), 11), True, None, 2),
+    "5x5_two_rows_a_zero_point": (2517, ((1, 13, 2, 40), (13, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 13), False,
+                                  clipped_around_the_zero_point, 2),  # z_w -20, z_x 22
+    "3x3_uneven_pads_per_channel": (2503, ((2, 5, 9, 21), (5, 1, 3, 3), (1, 1), (0, 2, 2, 1), (1, 1), 5), True, None,
+                                    2),
+    "pads_as_wide_as_the_kernel": (2504, ((1, 4, 6, 17), (4, 1, 3, 2), (1, 1), (1, 2, 1, 1), (1, 1), 4), True, None,
+                                   None),
+}
+"""Depthwise layers on NEON's int8 products (`int8_byte_depthwise`): runs of kernel columns at
+the int16 lanes' bound, a 5x5 of stride (2, 1) and a "same" 5x5 on two rows (every output row
+a row edge), a per-tensor filter with a zero point (its levels less it int8), uneven pads and
+two images; pads as wide as the kernel keep the int16 pairs."""
+
+
+def test_depthwise_int8_products_match_the_int8_reference_at_their_limits():
+    cases = [convolution_case(seed, geometry, per_channel, ACTIVATIONS[k % 3], suffix=f"_{k}", edit=edit)
+             for k, (seed, geometry, per_channel, edit, _) in enumerate(BYTE_DEPTHWISE.values())]
+    bundle = run_cases(cases, BOARD)
+    convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    taken = [re.search(r'products = "([a-z-]+)"(?:, int16_taps = (\d+))?', line).groups() for line in convolutions]
+    assert taken == [("neon", None) if taps is None else ("neon-bytes", str(taps))
+                     for *_, taps in BYTE_DEPTHWISE.values()]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_int16_taps_keep_every_corner_of_their_runs_in_int16(seed):
+    """`int16_taps` against every corner of its runs' inputs (x in {-128, 127} at each tap):
+    the runs of the taps it gives stay in int16, and those of every larger count leave it
+    somewhere."""
+    rng = np.random.default_rng(seed)
+    levels = rng.integers(-128, 128, (6, 3, 5)) // rng.integers(1, 16, (6, 3, 1))
+    taps = int16_taps(levels)
+
+    def fits(count: int) -> bool:
+        for first in range(0, 5, count):
+            run = levels[..., first:first + count]
+            corners = np.array(list(itertools.product((-128, 127), repeat=run.shape[-1])))
+            sums = np.einsum("crk,nk->crn", run, corners)
+            if sums.max() > 32767 or sums.min() < -32768:
+                return False
+        return True
+    assert 1 <= taps <= 5 and fits(taps) and not any(fits(count) for count in range(taps + 1, 6))

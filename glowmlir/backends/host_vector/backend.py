@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import f32, i8, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.host_vector.int8_depthwise import PAIR_PRODUCTS
+from glowmlir.backends.host_vector.int8_byte_depthwise import INT16_TAPS
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS, products_of
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
 from glowmlir.backends.host_vector.target import (
     X86_FEATURE_BASES,
@@ -122,9 +123,26 @@ def _float(name: str) -> Microkernel:
                        tiled=True, verify=verify_column_filter)
 
 
+def verify_depthwise_filter(op) -> None:
+    """`verify_column_filter`; on NEON's int8 products (`int8_byte_depthwise`) the filter int8
+    [C, 1, KH, KW, 1] less its zero point, its `int16_taps` a count of kernel columns."""
+    if not isinstance(op, glowll.ConvolutionOp) or products_of(op) != NEON_BYTES:
+        verify_column_filter(op)
+        return
+    taps = op.microkernel.parameter(INT16_TAPS)
+    filter_shape = op.filter_shape.get_values() if op.filter_shape is not None else ()
+    if (len(filter_shape) != 4 or op.group.value.data != filter_shape[0] or filter_shape[1] != 1
+            or storage_type(op.filter.type.element_type) != i8
+            or glow.shape_of(op.filter) != (filter_shape[0], 1, *filter_shape[2:], 1)
+            or taps is None or not 1 <= taps.value.data <= filter_shape[3]):
+        raise VerifyException(f"{op.name}: a depthwise layer on NEON's int8 products takes its filter int8 "
+                              "[C, 1, KH, KW, 1] and an int16_taps of 1 to KW kernel columns")
+
+
 def _int8(name: str) -> Microkernel:
-    return Microkernel(name, "glowmlir.backends.host_vector.int8_depthwise", ops=("glowll.convolution",), tiled=True,
-                       parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,), verify=verify_column_filter)
+    return Microkernel(name, "glowmlir.backends.host_vector.int8_byte_depthwise", ops=("glowll.convolution",),
+                       tiled=True, parameters=(PAIR_PRODUCTS, INT16_TAPS),
+                       plane_free_parameters=(PAIR_PRODUCTS, INT16_TAPS), verify=verify_depthwise_filter)
 
 
 def glowll_passes(options: PipelineOptions) -> list:

@@ -62,7 +62,8 @@ they are not `vpmaddwd` (`pair_sums`): "neon" on AArch64 (`split_products`)."""
 NEON_PAIR_LANES = (4,)
 """The int32 lanes a NEON pair product takes: one Q register."""
 NEON_BYTES = "neon-bytes"
-"""The `PAIR_PRODUCTS` of a NEON 1x1 on int8 products (`int8_byte_products`)."""
+"""The `PAIR_PRODUCTS` of a NEON 1x1 or depthwise layer on int8 products (`int8_byte_products`,
+`int8_byte_depthwise`)."""
 NEON_BYTE_LANES = (8,)
 """The pixels of a `NEON_BYTES` tile's vector: 16 bytes of pairs, two registers of sums."""
 
@@ -801,7 +802,8 @@ def interleaved(b: KernelBuilder, first: SSAValue, other: SSAValue) -> SSAValue:
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """On the depthwise tiles, or (`vector-planes-int8`) each channel's plane as one tile of
-    the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel)."""
+    the vector-planes kernel (`vector_columns.same_padded_planes`, a block of one channel).
+    (On NEON's int8 products, `int8_byte_depthwise.emit_convolution`.)"""
     if op.microkernel.data == INT8_PLANES:
         vector_columns.same_padded_planes(b, domain, op, view, 1, HostInt8Columns)
     elif PairedRows.takes_paired_rows(op, op.vector_tile.get_values()[0], *view(op.input).shape[-2:],

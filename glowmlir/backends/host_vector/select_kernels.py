@@ -44,7 +44,10 @@ vector-planes-int8): a pair product is `smlal` and `smlal2` into split sums
 accumulators), their microkernel `#glowll.microkernel<"vector-pointwise-int8", {products =
 "neon"}>`; a 1x1 of a plane of 8 pixels or more whose levels keep every int16 lane exact
 takes int8 products instead, eight an instruction (`{products = "neon-bytes"}`,
-`int8_byte_products`, `select_int8_pointwise.takes_byte_products`); a row narrower than a
+`int8_byte_products`, `select_int8_pointwise.takes_byte_products`), and so does a depthwise
+layer whose filter less its zero point is int8 (every per-channel one) and whose pads are
+narrower than its kernel (`{products = "neon-bytes", int16_taps = g}`, `int8_byte_depthwise`:
+its filter int8, tiles of up to 4 rows of vectors of 8 pixels); a row narrower than a
 vector (a squeeze-excitation 1x1 on one pixel) keeps the generic kernel there
 (`select_int8_pointwise.takes_pair_lanes`).
 """
@@ -56,13 +59,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f32, i16
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, f32, i8, i16, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.byte_elementwise import BYTE_STEP_SHUFFLES
 from glowmlir.backends.host_vector.gate_products import Int16Gate, mul_int16_gate
+from glowmlir.backends.host_vector.int8_byte_depthwise import BYTE_LANES, INT16_TAPS, int16_taps, takes_byte_depthwise
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import (
     PackInt8Columns,
@@ -74,7 +79,7 @@ from glowmlir.backends.host_vector.select_int8_pointwise import (
 from glowmlir.backends.host_vector.table_lookup import SHUFFLE_BYTES
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
-from glowmlir.dialects.quant import is_quantized_instruction
+from glowmlir.dialects.quant import is_quantized_instruction, stored_as
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.errors import GlowError
 from glowmlir.lowering import vector_layout as column_layout
@@ -148,6 +153,10 @@ class PackFloatConvolution(RewritePattern):
         erase_if_unused(weight, rewriter)
 
 
+MOST_BYTE_DEPTHWISE_ROWS = 4
+"""Output rows a NEON depthwise tile on int8 products takes (`PackInt8Depthwise.pack_bytes`)."""
+BYTE_DEPTHWISE_SUMS = 4
+"""Vectors of sums a NEON depthwise tile on int8 products keeps (two registers each)."""
 MOST_INT8_DEPTHWISE_ROWS = 8
 """Output rows an int8 depthwise tile takes (the float tile's 4, `column_layout.depthwise_tile`,
 leave registers for its k_h x k_w weights; the int8 tile's are ceil(k_w / 2) words a kernel
@@ -201,6 +210,10 @@ class PackInt8Depthwise(RewritePattern):
         channel_taps = centred.reshape(centred.shape[0], -1)
         mark_narrow_requantization(op, channel_taps)
         mark_float_step(op, channel_taps, self.tile.fused_multiply_add)
+        if (tile is not None and planes is None and self.products
+                and takes_byte_depthwise(centred, op.pads.get_values(), shape[2:])):
+            self.pack_bytes(op, weight, rewriter, centred, height, filter_type)
+            return
         # on the tiles: the bias in the fused step's single; not on NEON, where it cost more
         # than the bias add it saves (5x5 of 200 on 2x96 under a relu: 337,654 -> 412,853
         # instructions, its code 3,988 -> 4,792 B; the 3x3 and the 5x5 of 88 -4% and -5%)
@@ -211,6 +224,20 @@ class PackInt8Depthwise(RewritePattern):
         mark_pair_products(op, self.products)
         if planes is not None:  # every tap is loaded, the padding's as the input zero point
             fold_input_offset(op, channel_taps.sum(axis=1, dtype=np.int64), rewriter)
+
+    @staticmethod
+    def pack_bytes(op: glowll.ConvolutionOp, weight: glowll.WeightOp, rewriter: PatternRewriter, centred: np.ndarray,
+                   height: int, filter_type) -> None:
+        """On NEON's int8 products (`int8_byte_depthwise`): the filter int8 less its zero point,
+        tiles of `BYTE_DEPTHWISE_SUMS` sums of `int8_byte_depthwise.BYTE_LANES` pixels (up to
+        4 rows), the int16 runs of kernel columns its weights allow (`int16_taps`)."""
+        rows = min(height, MOST_BYTE_DEPTHWISE_ROWS)
+        vector_tile = (BYTE_LANES, rows * max(1, BYTE_DEPTHWISE_SUMS // rows), rows)
+        PackFloatConvolution.pack(op, weight, rewriter, column_layout.INT8_DEPTHWISE, 1, vector_tile,
+                                  centred.astype(np.int8), stored_as(filter_type, i8, centred=True))
+        op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_DEPTHWISE, {
+            PAIR_PRODUCTS: StringAttr(NEON_BYTES),
+            INT16_TAPS: IntegerAttr(int16_taps(centred.reshape(centred.shape[0], *centred.shape[2:])), i64)})
 
 
 @dataclass

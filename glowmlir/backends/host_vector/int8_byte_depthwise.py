@@ -1,0 +1,155 @@
+"""The int8 depthwise convolution on NEON with int8 products (`vector-depthwise-int8`,
+`{products = "neon-bytes", int16_taps = g}`): eight products an instruction, not four.
+
+The depthwise tiles (`depthwise.emit_convolution`: rows x vectors of one channel's output
+columns, each input row loaded once a kernel column and multiplied into every row of the
+tile whose window covers it) on vectors of `BYTE_LANES` pixels (`ByteTaps`). A tap's input
+vector is its 8 levels as they are, the lanes in the padding loaded as the input zero point
+z_x; its weight the level less its zero point (an int8 filter, `takes_byte_depthwise`) in
+every byte. `smull` multiplies the two into int16 lanes, `smlal` adds the next taps' products
+into the same lanes, up to `g` adjacent kernel columns (the filter's `int16_taps`: every
+channel's and kernel row's run of g columns keeps every int16 sum exact for any int8 input,
+checked at compile time), and `saddw`, `saddw2` add the int16 lanes into the two int32
+registers of the vector's sums. A 5x5 kernel row whose weights fit one run: 5 products
+instructions and 2 widening adds a vector of 8 pixels, where the int16 pair products take 6
+`smlal` for 4 pixels and their levels a widening less z_x.
+
+Levels as they are: sum (x - z_x) w = sum x w - z_x sum w. The padding's lanes hold z_x,
+so a kernel row the tile reads contributes z_x times its weights' sum, and the row's first
+sums (`ByteTaps.row_starts`) are the bias less z_x times the sum of the weights of the kernel
+rows it reads (the tiles skip those wholly outside the input): the generic kernel's sums.
+A tile's product is a whole kernel row (`taps_per_product`), so none is skipped at the row's
+ends (a window of a convolution whose pads are narrower than its kernel always reads some
+input column).
+
+Per-channel filters (each channel's largest weight +-127) allow runs of 2 columns: every
+depthwise filter of PaddleOCR's cls model quantized so (per tensor 3 to 5). Even so, on the
+PP-OCR-cls-style layers with per-channel filters (`bench/bench_host_int8_layers.py --board
+aarch64 --per-channel`) the instructions fell 18-33% against the int16 pairs (5x5 of 200
+channels on 2 x 96: 415,450 -> 307,243; float 200,233), the filter's bytes halved
+(docs/quantization.md, stop 65).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import VectorType, i8, i16
+from xdsl.ir import SSAValue
+
+from glowmlir.backends.host_vector import depthwise as vector_depthwise
+from glowmlir.backends.host_vector import int8_depthwise
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, HostInt8Columns, products_of
+from glowmlir.dialects import glowll
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
+from glowmlir.lowering.loop_skeletons import ArithmeticDomain
+from glowmlir.lowering.vector_columns import load_vector
+from glowmlir.lowering.vector_layout import INT8_PLANES
+
+INT16_TAPS = "int16_taps"
+"""The microkernel parameter of a NEON byte depthwise layer: the adjacent kernel columns
+whose products one int16 lane sums (`int16_taps`)."""
+BYTE_LANES = 8
+"""Pixels a vector: 8 bytes, `smull`'s 8 int16 lanes, two registers of int32 sums."""
+INT16 = (-(1 << 15), (1 << 15) - 1)
+
+
+def int16_taps(levels: np.ndarray) -> int:
+    """The most adjacent kernel columns g whose products of any int8 levels by a depthwise
+    filter's `levels` [C, KH, KW] (int8, less their zero point) sum exactly in int16: every
+    run of columns [k g, (k + 1) g) of every channel and kernel row, whose extremes over x in
+    [-128, 127] are 128 |w| (w < 0) or 127 w above and -128 w (w > 0) or 127 w below. One
+    product alone (|x w| <= 2^14) always fits."""
+    levels = np.asarray(levels, np.int64)
+    k_w = levels.shape[-1]
+    for taps in range(k_w, 1, -1):
+        runs = [levels[..., first:first + taps] for first in range(0, k_w, taps)]
+        if all(np.where(run < 0, -128 * run, 127 * run).sum(axis=-1).max(initial=0) <= INT16[1]
+               and np.where(run > 0, -128 * run, 127 * run).sum(axis=-1).min(initial=0) >= INT16[0]
+               for run in runs):
+            return taps
+    return 1
+
+
+def takes_byte_depthwise(levels: np.ndarray, pads: tuple[int, ...], kernel: tuple[int, int]) -> bool:
+    """Whether a depthwise filter's levels less their zero point [C, KH, KW] are int8 (a
+    per-channel filter's are: symmetric) and its pads narrower than its kernel (each window
+    reads some input column: `ByteTaps`)."""
+    k_h, k_w = kernel
+    top, left, bottom, right = pads
+    return (bool(np.all((levels >= -128) & (levels <= 127))) and max(top, bottom) < k_h
+            and max(left, right) < k_w)
+
+
+class ByteTaps(HostInt8Columns):
+    """The depthwise tiles' arithmetic on int8 products (the module doc): a product a whole
+    kernel row, its taps' int8 vectors and weights as lists."""
+
+    def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp):
+        super().__init__(b, domain, op)
+        self.taps_per_product = op.filter_shape.get_values()[3]
+        self.summed_taps = op.microkernel.parameter(INT16_TAPS).value.data
+        self.levels = VectorType(i8, [self.lanes])
+        self.products = VectorType(i16, [self.lanes])
+
+    def taps_weight(self, packed: View, indices: list[list[Index]]) -> list[SSAValue]:
+        """Each tap's int8 weight in every byte of a vector."""
+        return [self.b.splat(self.b.load(packed, at), self.levels) for at in indices]
+
+    def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
+                   stride: int, first_tap: int = 0) -> list[SSAValue]:
+        """Each tap's input levels as they are, the lanes not `loaded` the input zero point."""
+        return [load_vector(self.b, view, at, self.lanes, lanes, self.domain.input_offset, stride)
+                for at, lanes in zip(indices, loaded, strict=True)]
+
+    def multiply_accumulate(self, total: SSAValue, pixels: list[SSAValue], weights: list[SSAValue]) -> SSAValue:
+        """total + each tap's products: `summed_taps` of them summed in int16 lanes (`smull`,
+        `smlal`), each such sum widened into the int32 sums (`saddw`, `saddw2`)."""
+        b = self.b
+        for first in range(0, len(pixels), self.summed_taps):
+            run = zip(pixels[first:first + self.summed_taps], weights[first:first + self.summed_taps], strict=True)
+            products = None
+            for x, w in run:
+                product = b.int_mul(b.sign_extend(x, self.products), b.sign_extend(w, self.products))
+                products = product if products is None else b.int_add(products, product)
+            total = b.int_add(total, b.sign_extend(products, self.vector))
+        return total
+
+    def row_starts(self, start: SSAValue, packed: View, channel: Index):
+        """Each row's first sums: the bias less z_x times the weights' sum of the kernel rows
+        it reads (once a channel, each kernel row's sum)."""
+        offset = self.domain.input_offset
+        if is_zero(offset):
+            return super().row_starts(start, packed, channel)
+        b = self.b
+        _, _, k_h, k_w = self.op.filter_shape.get_values()
+        row_sums = []
+        for ky in range(k_h):
+            total = b.sign_extend(b.load(packed, [channel, 0, ky, 0, 0]))
+            for kx in range(1, k_w):
+                total = b.int_add(total, b.sign_extend(b.load(packed, [channel, 0, ky, kx, 0])))
+            row_sums.append(total)
+
+        def starts(rows: list[list[int]], interior: bool) -> list[SSAValue]:
+            """A tile's rows' starts, each set of kernel rows' made once in the tile."""
+            made: dict[tuple[int, ...], SSAValue] = {}
+            for kernel_rows in map(tuple, rows):
+                if kernel_rows not in made:
+                    if kernel_rows:
+                        weights = row_sums[kernel_rows[0]]
+                        for ky in kernel_rows[1:]:
+                            weights = b.int_add(weights, row_sums[ky])
+                        made[kernel_rows] = b.int_sub(start, b.splat(b.int_mul(weights, offset), self.vector))
+                    else:
+                        made[kernel_rows] = start
+            return [made[tuple(kernel_rows)] for kernel_rows in rows]
+        return starts
+
+
+def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
+    """The `vector-depthwise-int8` and `vector-planes-int8` microkernels' entry: on int8
+    products (`{products = "neon-bytes"}`) the depthwise tiles on `ByteTaps`, else
+    `int8_depthwise.emit_convolution`."""
+    if op.microkernel.data != INT8_PLANES and products_of(op) == NEON_BYTES:
+        vector_depthwise.emit_convolution(b, domain, op, view, ByteTaps)
+    else:
+        int8_depthwise.emit_convolution(b, domain, op, view)
