@@ -222,7 +222,8 @@ def emit_int16_gate(b: KernelBuilder, op: glowll.ElementwiseOp, table: View, sha
     x_view, gate_view = views[2 - gate_index], views[1 + gate_index]
     x_offset = op.inputs[1 - gate_index].type.element_type.offset
     first = op.int16_gate.get_values()[0]
-    unit = HIGH_PRODUCTS[op.microkernel.parameter("products").data if op.microkernel.parameter("products") else "avx2"]
+    products = op.microkernel.parameter("products")
+    unit = HIGH_PRODUCTS["avx2" if products is None else products.data]
     step, words_type = unit.step, unit.words
     *outer, inner = shape
 

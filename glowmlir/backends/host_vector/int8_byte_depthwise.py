@@ -38,6 +38,7 @@ from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
 from glowmlir.backends.host_vector import int8_depthwise
+from glowmlir.backends.host_vector.int8_byte_products import sums_fit_int16
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, HostInt8Columns, products_of
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
@@ -50,22 +51,16 @@ INT16_TAPS = "int16_taps"
 whose products one int16 lane sums (`int16_taps`)."""
 BYTE_LANES = 8
 """Pixels a vector: 8 bytes, `smull`'s 8 int16 lanes, two registers of int32 sums."""
-INT16 = (-(1 << 15), (1 << 15) - 1)
 
 
 def int16_taps(levels: np.ndarray) -> int:
     """The most adjacent kernel columns g whose products of any int8 levels by a depthwise
     filter's `levels` [C, KH, KW] (int8, less their zero point) sum exactly in int16: every
     run of columns [k g, (k + 1) g) of every channel and kernel row, whose extremes over x in
-    [-128, 127] are 128 |w| (w < 0) or 127 w above and -128 w (w > 0) or 127 w below. One
-    product alone (|x w| <= 2^14) always fits."""
-    levels = np.asarray(levels, np.int64)
-    k_w = levels.shape[-1]
+    [-128, 127] `sums_fit_int16` bounds. One product alone (|x w| <= 2^14) always fits."""
+    k_w = np.shape(levels)[-1]
     for taps in range(k_w, 1, -1):
-        runs = [levels[..., first:first + taps] for first in range(0, k_w, taps)]
-        if all(np.where(run < 0, -128 * run, 127 * run).sum(axis=-1).max(initial=0) <= INT16[1]
-               and np.where(run > 0, -128 * run, 127 * run).sum(axis=-1).min(initial=0) >= INT16[0]
-               for run in runs):
+        if all(sums_fit_int16(np.asarray(levels)[..., first:first + taps]) for first in range(0, k_w, taps)):
             return taps
     return 1
 

@@ -55,8 +55,16 @@ def byte_products_fit(levels: np.ndarray) -> bool:
     padded = np.zeros((out_c, -(-in_c // 4) * 4), np.int64)
     padded[:, :in_c] = levels
     quads = padded.reshape(out_c, -1, 2, 2)  # [o, step, pair of the step, channel of the pair]
-    highest = np.where(quads < 0, -128 * quads, 127 * quads).sum(axis=2)
-    lowest = np.where(quads > 0, -128 * quads, 127 * quads).sum(axis=2)
+    return sums_fit_int16(quads.swapaxes(2, 3))  # a lane: the two pairs' products of one channel of a pair
+
+
+def sums_fit_int16(weights: np.ndarray) -> bool:
+    """Whether every sum of products x[k] w[k] along the last axis of int8 `weights` stays in
+    int16 for any int8 levels x: its extremes over x in [-128, 127] are 128 |w| (w < 0) or
+    127 w above and -128 w (w > 0) or 127 w below."""
+    weights = np.asarray(weights, np.int64)
+    highest = np.where(weights < 0, -128 * weights, 127 * weights).sum(axis=-1)
+    lowest = np.where(weights > 0, -128 * weights, 127 * weights).sum(axis=-1)
     return bool(highest.max(initial=0) <= np.iinfo(np.int16).max and lowest.min(initial=0) >= np.iinfo(np.int16).min)
 
 
