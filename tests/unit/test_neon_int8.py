@@ -19,7 +19,7 @@ import re
 import numpy as np
 import pytest
 
-from glowmlir.backends.host_vector.int8_byte_depthwise import int16_taps
+from glowmlir.backends.host_vector.int8_byte_depthwise import int16_taps, takes_byte_depthwise, wide_taps
 from glowmlir.backends.host_vector.int8_byte_products import byte_pair_words, byte_products_fit
 from glowmlir.backends.host_vector.int8_im2col import takes_im2col
 from tests.unit import test_int8_depthwise, test_int8_im2col, test_int8_pointwise
@@ -189,6 +189,22 @@ def clipped_around_the_zero_point(x, w, w_offsets):
     np.clip(w, int(w_offsets[0]) - 128, int(w_offsets[0]) + 127, out=w)
 
 
+def wide_taps_at_the_extremes(x, w, w_offsets):
+    """Per tensor, weights within 127 of their zero point but at three kernel positions
+    (`wide_taps`): channel 0's (1, 2) and the last channel's (0, 0) the level farthest from it
+    (128 + |z_w| away), channel 1's (1, 2) the other end; channel 0's input all -128 (its wide
+    products 128 (128 + |z_w|)), on a 5x5 its (1, 3) 127 from the zero point on the wide weight's side and
+    channel 2's (3, 4) far too."""
+    zero = int(w_offsets[0])
+    np.clip(w, zero - 127, zero + 127, out=w)
+    far, near = (-128, 127) if zero > 0 else (127, -128)
+    w[0, 0, 1, 2], w[-1, 0, 0, 0], w[1, 0, 1, 2] = far, far, near
+    if w.shape[2] > 3:
+        w[0, 0, 1, 3] = zero + (127 if far > 0 else -127)  # the run's other tap (of 2): past int16 if summed with it
+        w[2, 0, 3, 4] = far
+    x[:, 0] = -128
+
+
 BYTE_DEPTHWISE = {
     # name: (seed, geometry, per channel, edit, int16 taps: None where the layer keeps the int16 pairs)
     "rows_at_the_int16_bound": (2500, ((1, 6, 7, 19), (6, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 6), True,
@@ -200,11 +216,17 @@ BYTE_DEPTHWISE = {
                                     2),
     "pads_as_wide_as_the_kernel": (2504, ((1, 4, 6, 17), (4, 1, 3, 2), (1, 1), (1, 2, 1, 1), (1, 1), 4), True, None,
                                    None),
+    "3x3_s21_wide_taps_a_zero_point": (2515, ((1, 7, 6, 23), (7, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 7), False,
+                                       wide_taps_at_the_extremes, 2),  # z_w 19
+    "5x5_wide_taps_a_negative_zero_point": (2513, ((1, 9, 3, 30), (9, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 9),
+                                            False, wide_taps_at_the_extremes, 2),  # z_w -14
 }
 """Depthwise layers on NEON's int8 products (`int8_byte_depthwise`): runs of kernel columns at
 the int16 lanes' bound, a 5x5 of stride (2, 1) and a "same" 5x5 on two rows (every output row
 a row edge), a per-tensor filter with a zero point (its levels less it int8), uneven pads and
-two images; pads as wide as the kernel keep the int16 pairs."""
+two images; pads as wide as the kernel keep the int16 pairs; per-tensor filters whose levels
+less their zero point leave int8 at two or three kernel positions (`wide_taps`: the filter
+int16), their wide products at their largest."""
 
 
 def test_depthwise_int8_products_match_the_int8_reference_at_their_limits():
@@ -212,9 +234,15 @@ def test_depthwise_int8_products_match_the_int8_reference_at_their_limits():
              for k, (seed, geometry, per_channel, edit, _) in enumerate(BYTE_DEPTHWISE.values())]
     bundle = run_cases(cases, BOARD)
     convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
-    taken = [re.search(r'products = "([a-z-]+)"(?:, int16_taps = (\d+))?', line).groups() for line in convolutions]
-    assert taken == [("neon", None) if taps is None else ("neon-bytes", str(taps))
-                     for *_, taps in BYTE_DEPTHWISE.values()]
+    parameters = r'products = "([a-z-]+)"(?:, int16_taps = (\d+) : i64)?(?:, wide_taps = array<i64: ([0-9, ]+)>)?'
+    taken = [re.search(parameters, line).groups() for line in convolutions]
+    wide = {"3x3_s21_wide_taps_a_zero_point": "0, 5", "5x5_wide_taps_a_negative_zero_point": "0, 7, 19"}
+    assert taken == [("neon", None, None) if taps is None else ("neon-bytes", str(taps), wide.get(name))
+                     for name, (*_, taps) in BYTE_DEPTHWISE.items()]
+    filters = [line.split(" : ")[-1].split("memref<")[3] for line in convolutions]  # each packed filter's type
+    on_bytes = [layer[4] is not None for layer in BYTE_DEPTHWISE.values()]
+    assert [bool(re.search(r"x!quant\.uniform<i16:", f)) for f, byte in zip(filters, on_bytes) if byte] \
+        == [name in wide for name, byte in zip(BYTE_DEPTHWISE, on_bytes) if byte]  # int16 with wide taps
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -235,3 +263,18 @@ def test_int16_taps_keep_every_corner_of_their_runs_in_int16(seed):
                 return False
         return True
     assert 1 <= taps <= 5 and fits(taps) and not any(fits(count) for count in range(taps + 1, 6))
+
+
+def test_wide_taps_are_the_kernel_positions_that_leave_int8_and_few_enough_to_take():
+    """`wide_taps`: the positions where some channel's level less its zero point leaves int8;
+    `int16_taps` leaves them out (each is summed alone); `takes_byte_depthwise` takes at most
+    `MOST_WIDE_TAPS` of the kernel's positions wide."""
+    rng = np.random.default_rng(5)
+    levels = rng.integers(-60, 61, (4, 3, 3))
+    levels[2, 1, 2], levels[0, 0, 0] = 200, -255
+    assert wide_taps(levels) == [0, 5]
+    assert int16_taps(levels) == int16_taps(np.where(np.abs(levels) > 127, 0, levels)) == 3
+    assert takes_byte_depthwise(levels, (1, 1, 1, 1), (3, 3))  # 2 of 9 positions
+    levels[1, 2, 2] = 130
+    assert wide_taps(levels) == [0, 5, 8] and not takes_byte_depthwise(levels, (1, 1, 1, 1), (3, 3))  # 3 of 9
+    assert not takes_byte_depthwise(levels[:, :2, :2] * 0 + 128, (0, 0, 0, 0), (2, 2))

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import f32, i8, i32
+from xdsl.dialects.builtin import DenseArrayBase, f32, i8, i16, i32
 from xdsl.utils.exceptions import VerifyException
 
 from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOrder
-from glowmlir.backends.host_vector.int8_byte_depthwise import INT16_TAPS
+from glowmlir.backends.host_vector.int8_byte_depthwise import INT16_TAPS, WIDE_TAPS
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS, products_of
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
 from glowmlir.backends.host_vector.target import (
@@ -124,25 +124,30 @@ def _float(name: str) -> Microkernel:
 
 
 def verify_depthwise_filter(op) -> None:
-    """`verify_column_filter`; on NEON's int8 products (`int8_byte_depthwise`) the filter int8
-    [C, 1, KH, KW, 1] less its zero point, its `int16_taps` a count of kernel columns."""
+    """`verify_column_filter`; on NEON's int8 products (`int8_byte_depthwise`) the filter
+    [C, 1, KH, KW, 1] less its zero point, int8, or int16 with `wide_taps` (kernel positions in
+    [0, KH KW)), its `int16_taps` a count of kernel columns."""
     if not isinstance(op, glowll.ConvolutionOp) or products_of(op) != NEON_BYTES:
         verify_column_filter(op)
         return
-    taps = op.microkernel.parameter(INT16_TAPS)
+    taps, wide = op.microkernel.parameter(INT16_TAPS), op.microkernel.parameter(WIDE_TAPS)
     filter_shape = op.filter_shape.get_values() if op.filter_shape is not None else ()
+    positions = wide.get_values() if isinstance(wide, DenseArrayBase) else ()
     if (len(filter_shape) != 4 or op.group.value.data != filter_shape[0] or filter_shape[1] != 1
-            or storage_type(op.filter.type.element_type) != i8
+            or storage_type(op.filter.type.element_type) != (i8 if wide is None else i16)
             or glow.shape_of(op.filter) != (filter_shape[0], 1, *filter_shape[2:], 1)
-            or taps is None or not 1 <= taps.value.data <= filter_shape[3]):
+            or taps is None or not 1 <= taps.value.data <= filter_shape[3]
+            or (wide is not None and not (positions and all(0 <= tap < filter_shape[2] * filter_shape[3]
+                                                              for tap in positions)))):
         raise VerifyException(f"{op.name}: a depthwise layer on NEON's int8 products takes its filter int8 "
-                              "[C, 1, KH, KW, 1] and an int16_taps of 1 to KW kernel columns")
+                              "[C, 1, KH, KW, 1] (int16 with wide_taps, kernel positions below KH x KW) "
+                              "and an int16_taps of 1 to KW kernel columns")
 
 
 def _int8(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.int8_byte_depthwise", ops=("glowll.convolution",),
-                       tiled=True, parameters=(PAIR_PRODUCTS, INT16_TAPS),
-                       plane_free_parameters=(PAIR_PRODUCTS, INT16_TAPS), verify=verify_depthwise_filter)
+                       tiled=True, parameters=(PAIR_PRODUCTS, INT16_TAPS, WIDE_TAPS),
+                       plane_free_parameters=(PAIR_PRODUCTS, INT16_TAPS, WIDE_TAPS), verify=verify_depthwise_filter)
 
 
 def glowll_passes(options: PipelineOptions) -> list:

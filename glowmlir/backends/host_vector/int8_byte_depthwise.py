@@ -22,6 +22,14 @@ A tile's product is a whole kernel row (`taps_per_product`), so none is skipped 
 ends (a window of a convolution whose pads are narrower than its kernel always reads some
 input column).
 
+A per-tensor filter with a zero point (the default asymmetric schema) has levels less it in
+[-255, 255]; its taps whose level leaves int8 in some channel are few (on PaddleOCR's cls
+model 1 to 3 kernel positions a layer, each in one channel or two). Those kernel positions
+are the layer's `wide_taps` (at most `MOST_WIDE_TAPS` of its taps): the filter is then stored
+as int16, the other taps' weights narrowed to bytes as they are loaded, and a wide tap's
+product is taken alone in the int16 lanes (`sxtl` of its 8 levels, `mul` by the int16
+weight: |x w| <= 128 x 255 fits), widened into the sums as a run's.
+
 Per-channel filters (each channel's largest weight +-127) allow runs of 2 columns: every
 depthwise filter of PaddleOCR's cls model quantized so (per tensor 3 to 5). Even so, on the
 PP-OCR-cls-style layers with per-channel filters (`bench/bench_host_int8_layers.py --board
@@ -46,6 +54,13 @@ from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.vector_columns import load_vector
 from glowmlir.lowering.vector_layout import INT8_PLANES
 
+WIDE_TAPS = "wide_taps"
+"""The microkernel parameter of a NEON byte depthwise layer whose filter leaves int8: its
+kernel positions (ky KW + kx) whose weights some channel has outside int8, multiplied in int16
+(`wide_taps`)."""
+MOST_WIDE_TAPS = 0.25
+"""The largest share of a kernel's positions that may be wide for the int8 products to be
+taken (`takes_byte_depthwise`): each costs a widening and a product of its own a vector."""
 INT16_TAPS = "int16_taps"
 """The microkernel parameter of a NEON byte depthwise layer: the adjacent kernel columns
 whose products one int16 lane sums (`int16_taps`)."""
@@ -55,24 +70,42 @@ BYTE_LANES = 8
 
 def int16_taps(levels: np.ndarray) -> int:
     """The most adjacent kernel columns g whose products of any int8 levels by a depthwise
-    filter's `levels` [C, KH, KW] (int8, less their zero point) sum exactly in int16: every
-    run of columns [k g, (k + 1) g) of every channel and kernel row, whose extremes over x in
-    [-128, 127] `sums_fit_int16` bounds. One product alone (|x w| <= 2^14) always fits."""
-    k_w = np.shape(levels)[-1]
+    filter's `levels` [C, KH, KW] (less their zero point) sum exactly in int16: every run of
+    columns [k g, (k + 1) g) of every channel and kernel row, whose extremes over x in
+    [-128, 127] `sums_fit_int16` bounds, its `wide_taps` left out (each taken alone). One
+    product alone (|x w| <= 128 x 255) always fits."""
+    levels = np.asarray(levels, np.int64)
+    k_w = levels.shape[-1]
+    narrow = np.where(wide_positions(levels), 0, levels)
     for taps in range(k_w, 1, -1):
-        if all(sums_fit_int16(np.asarray(levels)[..., first:first + taps]) for first in range(0, k_w, taps)):
+        if all(sums_fit_int16(narrow[..., first:first + taps]) for first in range(0, k_w, taps)):
             return taps
     return 1
 
 
+def wide_positions(levels: np.ndarray) -> np.ndarray:
+    """[KH, KW]: the kernel positions where some channel's level of `levels` [C, KH, KW]
+    leaves int8."""
+    levels = np.asarray(levels, np.int64)
+    return np.any((levels < -128) | (levels > 127), axis=0)
+
+
+def wide_taps(levels: np.ndarray) -> list[int]:
+    """The kernel positions ky KW + kx of a depthwise filter's `levels` [C, KH, KW] (less
+    their zero point) that some channel has outside int8 (`wide_positions`)."""
+    return [int(tap) for tap in np.flatnonzero(wide_positions(levels))]
+
+
 def takes_byte_depthwise(levels: np.ndarray, pads: tuple[int, ...], kernel: tuple[int, int]) -> bool:
-    """Whether a depthwise filter's levels less their zero point [C, KH, KW] are int8 (a
-    per-channel filter's are: symmetric) and its pads narrower than its kernel (each window
-    reads some input column: `ByteTaps`)."""
+    """Whether a depthwise filter's levels less their zero point [C, KH, KW] (int8 for a
+    per-channel filter: symmetric; in [-255, 255] for one with a zero point) leave int8 at
+    no more than `MOST_WIDE_TAPS` of its kernel positions (`wide_taps`), and its pads are
+    narrower than its kernel (each window reads some input column: `ByteTaps`)."""
     k_h, k_w = kernel
     top, left, bottom, right = pads
-    return (bool(np.all((levels >= -128) & (levels <= 127))) and max(top, bottom) < k_h
-            and max(left, right) < k_w)
+    levels = np.asarray(levels, np.int64).reshape(-1, k_h, k_w)
+    return (bool(np.all(np.abs(levels) <= 255)) and len(wide_taps(levels)) <= MOST_WIDE_TAPS * k_h * k_w
+            and max(top, bottom) < k_h and max(left, right) < k_w)
 
 
 class ByteTaps(HostInt8Columns):
@@ -83,12 +116,25 @@ class ByteTaps(HostInt8Columns):
         super().__init__(b, domain, op)
         self.taps_per_product = op.filter_shape.get_values()[3]
         self.summed_taps = op.microkernel.parameter(INT16_TAPS).value.data
+        wide = op.microkernel.parameter(WIDE_TAPS)
+        self.wide_taps = set(wide.get_values()) if wide is not None else set()
         self.levels = VectorType(i8, [self.lanes])
         self.products = VectorType(i16, [self.lanes])
 
     def taps_weight(self, packed: View, indices: list[list[Index]]) -> list[SSAValue]:
-        """Each tap's int8 weight in every byte of a vector."""
-        return [self.b.splat(self.b.load(packed, at), self.levels) for at in indices]
+        """Each tap's weight in every lane of a vector: a byte, or (a `wide_taps` position)
+        an int16 lane; an int16 filter's other weights narrowed to bytes."""
+        k_w = self.taps_per_product
+        weights = []
+        for at in indices:
+            weight = self.b.load(packed, at)
+            if at[2] * k_w + at[3] in self.wide_taps:
+                weights.append(self.b.splat(weight, self.products))
+                continue
+            if weight.type != i8:
+                weight = self.b.truncate(weight, i8)
+            weights.append(self.b.splat(weight, self.levels))
+        return weights
 
     def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
                    stride: int, first_tap: int = 0) -> list[SSAValue]:
@@ -98,15 +144,20 @@ class ByteTaps(HostInt8Columns):
 
     def multiply_accumulate(self, total: SSAValue, pixels: list[SSAValue], weights: list[SSAValue]) -> SSAValue:
         """total + each tap's products: `summed_taps` of them summed in int16 lanes (`smull`,
-        `smlal`), each such sum widened into the int32 sums (`saddw`, `saddw2`)."""
+        `smlal`), a wide tap's (an int16 weight) alone (`sxtl`, `mul`), each such sum widened
+        into the int32 sums (`saddw`, `saddw2`)."""
         b = self.b
         for first in range(0, len(pixels), self.summed_taps):
             run = zip(pixels[first:first + self.summed_taps], weights[first:first + self.summed_taps], strict=True)
             products = None
             for x, w in run:
                 product = b.int_mul(b.sign_extend(x, self.products), b.sign_extend(w, self.products))
+                if w.type == self.products:  # a wide tap: its own sum
+                    total = b.int_add(total, b.sign_extend(product, self.vector))
+                    continue
                 products = product if products is None else b.int_add(products, product)
-            total = b.int_add(total, b.sign_extend(products, self.vector))
+            if products is not None:
+                total = b.int_add(total, b.sign_extend(products, self.vector))
         return total
 
     def row_starts(self, start: SSAValue, packed: View, channel: Index):

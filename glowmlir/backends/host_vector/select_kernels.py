@@ -59,14 +59,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, f32, i8, i16, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, StringAttr, f32, i8, i16, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.backends.host_vector.byte_elementwise import BYTE_STEP_SHUFFLES
 from glowmlir.backends.host_vector.gate_products import Int16Gate, mul_int16_gate
-from glowmlir.backends.host_vector.int8_byte_depthwise import BYTE_LANES, INT16_TAPS, int16_taps, takes_byte_depthwise
+from glowmlir.backends.host_vector.int8_byte_depthwise import (
+    BYTE_LANES,
+    INT16_TAPS,
+    WIDE_TAPS,
+    int16_taps,
+    takes_byte_depthwise,
+    wide_taps,
+)
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS
 from glowmlir.backends.host_vector.quantize import proved_division, takes_vector_quantize
 from glowmlir.backends.host_vector.select_int8_pointwise import (
@@ -228,16 +235,22 @@ class PackInt8Depthwise(RewritePattern):
     @staticmethod
     def pack_bytes(op: glowll.ConvolutionOp, weight: glowll.WeightOp, rewriter: PatternRewriter, centred: np.ndarray,
                    height: int, filter_type) -> None:
-        """On NEON's int8 products (`int8_byte_depthwise`): the filter int8 less its zero point,
-        tiles of `BYTE_DEPTHWISE_SUMS` sums of `int8_byte_depthwise.BYTE_LANES` pixels (up to
-        4 rows), the int16 runs of kernel columns its weights allow (`int16_taps`)."""
+        """On NEON's int8 products (`int8_byte_depthwise`): the filter int8 less its zero point
+        (int16 where some kernel positions leave int8: its `wide_taps`), tiles of
+        `BYTE_DEPTHWISE_SUMS` sums of `int8_byte_depthwise.BYTE_LANES` pixels (up to 4 rows),
+        the int16 runs of kernel columns its weights allow (`int16_taps`)."""
         rows = min(height, MOST_BYTE_DEPTHWISE_ROWS)
         vector_tile = (BYTE_LANES, rows * max(1, BYTE_DEPTHWISE_SUMS // rows), rows)
+        levels = centred.reshape(centred.shape[0], *centred.shape[2:])
+        wide = wide_taps(levels)
+        storage = i16 if wide else i8
         PackFloatConvolution.pack(op, weight, rewriter, column_layout.INT8_DEPTHWISE, 1, vector_tile,
-                                  centred.astype(np.int8), stored_as(filter_type, i8, centred=True))
-        op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_DEPTHWISE, {
-            PAIR_PRODUCTS: StringAttr(NEON_BYTES),
-            INT16_TAPS: IntegerAttr(int16_taps(centred.reshape(centred.shape[0], *centred.shape[2:])), i64)})
+                                  centred.astype(np.int16 if wide else np.int8),
+                                  stored_as(filter_type, storage, centred=True))
+        parameters = {PAIR_PRODUCTS: StringAttr(NEON_BYTES), INT16_TAPS: IntegerAttr(int16_taps(levels), i64)}
+        if wide:
+            parameters[WIDE_TAPS] = DenseArrayBase.from_list(i64, wide)
+        op.properties["microkernel"] = MicrokernelAttr(column_layout.INT8_DEPTHWISE, parameters)
 
 
 @dataclass
