@@ -81,7 +81,7 @@ class PackInt8Pointwise(RewritePattern):
         if takes_byte_products(op, self.products, levels, height * width):
             lanes = NEON_BYTE_LANES[0]
             block, accumulators = pointwise_tile(shape[0], shape[1], -(-height * width // lanes),
-                                                 self.tile.accumulators)
+                                                 byte_tile_accumulators(op, shape[1], self.tile.accumulators))
             repack(op, byte_pair_words(levels, block), "bytes", stored_as(filter_type, i32),
                    layout.INT8_POINTWISE, (lanes, accumulators), rewriter, NEON_BYTES)
             return
@@ -103,6 +103,30 @@ def takes_byte_products(op: glowll.ConvolutionOp, products: str, levels: np.ndar
             and (offset == 0 or levels.shape[1] <= MOST_SUMMED_CHANNELS)
             and not (filter_type.per_channel and any(filter_type.offset_array()))
             and byte_products_fit(levels))
+
+
+BYTE_STEP_ACCUMULATORS = 4
+"""The accumulators (vectors of 8 pixels' int32 sums) of a NEON int8-products 1x1 tile whose
+output step is a float one (`byte_tile_accumulators`)."""
+MANY_BYTE_PAIRS = 64
+"""The pairs of input channels from which such a tile keeps the target's accumulators."""
+
+
+def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulators: int) -> int:
+    """The accumulators a NEON 1x1 on int8 products keeps: `BYTE_STEP_ACCUMULATORS` where its
+    output step is a float one (`float_step`) and it has fewer than `MANY_BYTE_PAIRS` pairs of
+    input channels, else the target's. A tile of 8 output channels on few input channels
+    holds every channel's filter pairs (a vector each, hoisted out of the pixel loop) beside
+    16 int32 sums, more than NEON's 32 registers: they spill and are reloaded every 8 pixels.
+    Four channels on one vector of pixels (two on two vectors where the layer takes those),
+    on the PP-OCR-cls-style 1x1s with per-tensor filters (`bench/bench_host_int8_layers.py
+    --board aarch64`, instructions): 8 -> 8 on 24x96 84,527 -> 80,574, 16 -> 88 196,075 ->
+    177,448, 88 -> 16 135,974 -> 118,427, 32 -> 200 444,540 -> 393,586, 24 -> 8 +1%; but
+    200 -> 32 (100 pairs) 322,659 -> 337,854, and with the per-channel integer step (no
+    float step) most lose (88 -> 16 118,257 -> 124,517)."""
+    if op.float_step is not None and -(-in_channels // 2) < MANY_BYTE_PAIRS:
+        return min(BYTE_STEP_ACCUMULATORS, accumulators)
+    return accumulators
 
 
 def takes_pair_lanes(products: str, lanes: int, row: int) -> bool:
