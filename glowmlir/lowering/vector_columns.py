@@ -78,6 +78,33 @@ def load_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int,
                                        [address, b.integer(1), mask, others], [vector]))
 
 
+def load_edge_vector(b: KernelBuilder, view: View, indices: list[Index], lanes: int, loaded: list[bool] | None,
+                     passthrough: int | SSAValue = 0) -> SSAValue:
+    """`load_vector` of consecutive elements (stride 1), where a masked vector at a row's edge
+    (its lanes read a run at its start or its end, the others `passthrough`, its first lane's
+    column known at compile time) is read as a whole vector inside the row (the `lanes`
+    elements that end with the run, or start with it, where those lie inside the row), moved
+    into place by one shuffle with the passthrough (`ext` on NEON): one load and one shuffle
+    where a target without masked loads reads lane by lane. Other masks as `load_vector`."""
+    count = sum(loaded) if loaded is not None else lanes
+    outside, column = lanes - count, indices[-1]
+    if (loaded is None or not count or not isinstance(column, int)
+            or list(loaded) not in ([False] * outside + [True] * count, [True] * count + [False] * outside)):
+        return load_vector(b, view, indices, lanes, loaded, passthrough)
+    first = column + outside if not loaded[0] else column - outside  # the whole vector's first column
+    if not 0 <= first <= view.shape[-1] - lanes:
+        return load_vector(b, view, indices, lanes, loaded, passthrough)
+    vector = VectorType(view.element_type, [lanes])
+    others = (b.splat(b.truncate(passthrough, view.element_type), vector) if isinstance(passthrough, SSAValue)
+              else b.int_value(int(passthrough), vector))
+    inside = load_vector(b, view, [*indices[:-1], first], lanes)
+    if not loaded[0]:  # the lanes read in the last lanes
+        order = list(range(outside)) + [lanes + lane for lane in range(count)]
+        return b.emit(llvm.ShuffleVectorOp(others, inside, DenseArrayBase.from_list(i32, order), vector))
+    order = [outside + lane for lane in range(count)] + [lanes + lane for lane in range(outside)]
+    return b.emit(llvm.ShuffleVectorOp(inside, others, DenseArrayBase.from_list(i32, order), vector))
+
+
 def column_address(b: KernelBuilder, view: View, indices: list[Index]) -> SSAValue:
     """The address of `view[indices]` whose last index, a masked vector's first lane, may lie
     outside the row (negative): an offset from the row's start, which is inside the buffer."""

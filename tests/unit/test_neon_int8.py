@@ -216,6 +216,11 @@ BYTE_DEPTHWISE = {
                                     2),
     "pads_as_wide_as_the_kernel": (2504, ((1, 4, 6, 17), (4, 1, 3, 2), (1, 1), (1, 2, 1, 1), (1, 1), 4), True, None,
                                    None),
+    "5x5_rows_of_9_per_channel": (2518, ((1, 3, 4, 9), (3, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 3), True, None,
+                                  2),
+    "3x3_rows_of_8": (2519, ((1, 4, 3, 8), (4, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 4), True, None, 2),
+    "5x5_rows_of_7": (2520, ((1, 2, 3, 7), (2, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 2), False,
+                      clipped_around_the_zero_point, 2),
     "3x3_s21_wide_taps_a_zero_point": (2515, ((1, 7, 6, 23), (7, 1, 3, 3), (2, 1), (1, 1, 1, 1), (1, 1), 7), False,
                                        wide_taps_at_the_extremes, 2),  # z_w 19
     "5x5_wide_taps_a_negative_zero_point": (2513, ((1, 9, 3, 30), (9, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 9),
@@ -224,7 +229,9 @@ BYTE_DEPTHWISE = {
 """Depthwise layers on NEON's int8 products (`int8_byte_depthwise`): runs of kernel columns at
 the int16 lanes' bound, a 5x5 of stride (2, 1) and a "same" 5x5 on two rows (every output row
 a row edge), a per-tensor filter with a zero point (its levels less it int8), uneven pads and
-two images; pads as wide as the kernel keep the int16 pairs; per-tensor filters whose levels
+two images; pads as wide as the kernel keep the int16 pairs; rows of 9 and 8 pixels (each
+edge vector a whole vector inside the row and an `ext`, `load_edge_vector`) and of 7 (lane by
+lane); per-tensor filters whose levels
 less their zero point leave int8 at two or three kernel positions (`wide_taps`: the filter
 int16), their wide products at their largest."""
 

@@ -51,7 +51,7 @@ from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, HostInt8Col
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.vector_columns import load_vector
+from glowmlir.lowering.vector_columns import load_edge_vector, load_vector
 from glowmlir.lowering.vector_layout import INT8_PLANES
 
 WIDE_TAPS = "wide_taps"
@@ -138,7 +138,11 @@ class ByteTaps(HostInt8Columns):
 
     def taps_input(self, view: View, indices: list[list[Index]], loaded: list[list[bool] | None],
                    stride: int, first_tap: int = 0) -> list[SSAValue]:
-        """Each tap's input levels as they are, the lanes not `loaded` the input zero point."""
+        """Each tap's input levels as they are, the lanes not `loaded` the input zero point (at
+        a row's edge, of stride 1, a whole vector inside the row and an `ext`: `load_edge_vector`)."""
+        if stride == 1:
+            return [load_edge_vector(self.b, view, at, self.lanes, lanes, self.domain.input_offset)
+                    for at, lanes in zip(indices, loaded, strict=True)]
         return [load_vector(self.b, view, at, self.lanes, lanes, self.domain.input_offset, stride)
                 for at, lanes in zip(indices, loaded, strict=True)]
 

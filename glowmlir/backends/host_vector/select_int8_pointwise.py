@@ -107,24 +107,24 @@ def takes_byte_products(op: glowll.ConvolutionOp, products: str, levels: np.ndar
 
 BYTE_STEP_ACCUMULATORS = 4
 """The accumulators (vectors of 8 pixels' int32 sums) of a NEON int8-products 1x1 tile whose
-output step is a float one (`byte_tile_accumulators`)."""
-MANY_BYTE_PAIRS = 64
-"""The pairs of input channels from which such a tile keeps the target's accumulators."""
+output step is a float one, on few input channels (`byte_tile_accumulators`)."""
+MOST_FEW_BYTE_PAIRS = 8
+"""The most pairs of input channels such a tile takes."""
 
 
 def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulators: int) -> int:
     """The accumulators a NEON 1x1 on int8 products keeps: `BYTE_STEP_ACCUMULATORS` where its
-    output step is a float one (`float_step`) and it has fewer than `MANY_BYTE_PAIRS` pairs of
+    output step is a float one (`float_step`) and it has at most `MOST_FEW_BYTE_PAIRS` pairs of
     input channels, else the target's. A tile of 8 output channels on few input channels
     holds every channel's filter pairs (a vector each, hoisted out of the pixel loop) beside
     16 int32 sums, more than NEON's 32 registers: they spill and are reloaded every 8 pixels.
-    Four channels on one vector of pixels (two on two vectors where the layer takes those),
-    on the PP-OCR-cls-style 1x1s with per-tensor filters (`bench/bench_host_int8_layers.py
-    --board aarch64`, instructions): 8 -> 8 on 24x96 84,527 -> 80,574, 16 -> 88 196,075 ->
-    177,448, 88 -> 16 135,974 -> 118,427, 32 -> 200 444,540 -> 393,586, 24 -> 8 +1%; but
-    200 -> 32 (100 pairs) 322,659 -> 337,854, and with the per-channel integer step (no
-    float step) most lose (88 -> 16 118,257 -> 124,517)."""
-    if op.float_step is not None and -(-in_channels // 2) < MANY_BYTE_PAIRS:
+    On PaddleOCR's cls model (`bench/bench_lookup_table_folding.py --board aarch64 --layers`,
+    instructions) the 1x1s of 8 and 16 input channels took 2-8% fewer with 4 channels a tile
+    (conv2_expand 8 -> 8 81,632 -> 78,255, conv6_expand 16 -> 88 184,973 -> 172,597), but
+    those of 24 or more took 4-7% more (conv6_linear 88 -> 16 109,854 -> 116,714, conv11_expand
+    32 -> 200 with its HardSwish table 380,953 -> 405,590), though on the random layers of
+    `bench/bench_host_int8_layers.py` some of them gained (88 -> 16, 32 -> 200)."""
+    if op.float_step is not None and -(-in_channels // 2) <= MOST_FEW_BYTE_PAIRS:
         return min(BYTE_STEP_ACCUMULATORS, accumulators)
     return accumulators
 
