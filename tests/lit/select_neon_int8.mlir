@@ -8,7 +8,8 @@
 // `{products = "neon"}`: the 1x1s vector-pointwise-int8, on int8 products (`{products =
 // "neon-bytes"}`, `int8_byte_products`: tiles of 8 pixels, the levels as they are, each word
 // a pair of bytes twice, the weight zero point kept in the type: 2 -> 3's word (1, 2, 1, 2)
-// = 33620481; the 32 -> 20 in tiles of 4 channels x 2 vectors, `pointwise_tile` of 8
+// = 33620481, on 4 accumulators (a float step and at most 8 pairs of input channels:
+// `byte_tile_accumulators`); the 32 -> 20 in tiles of 4 channels x 2 vectors, `pointwise_tile` of 8
 // accumulators: words [5, 16, 1, 1, 4]), and where two weights of -128 share an int16 lane
 // (w5's channels 0 and 2) on the int16 pairs (packed, folded and doubled as on AVX2:
 // tests/lit/select_int8_pointwise.mlir), the
@@ -16,8 +17,11 @@
 // the tiles (without masked loads no vector-planes-int8): on int8 products where its levels
 // less their zero point are int8 (`{products = "neon-bytes", int16_taps = 3}`,
 // `int8_byte_depthwise`: its filter int8, 4 rows of one vector of 8 pixels, vector_tile =
-// (8, 4, 4); every run of its 3 kernel columns sums in int16), else (%wf: 127 less -100) on
-// the int16 pairs (5 rows of one vector of 4 lanes, vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
+// (8, 4, 4); every run of its 3 kernel columns sums in int16), also where a few kernel
+// positions leave int8 (%wf: 127 less -100 at position 0, `wide_taps = array<i64: 0>`, its
+// filter int16, its other runs of 2 columns), else (%wg: three of its nine positions wide,
+// more than `MOST_WIDE_TAPS`) on the int16 pairs (5 rows of one vector of 4 lanes,
+// vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
 // [O / 4, C, KH, ceil(KW / 2), 4]). The edge vectors' masked loads are lane by lane there.
 // NEON's `fmla` makes the output steps the proved fused ones (`float_step`'s fourth number 1:
 // `FloatStep.fused`), the depthwise's bias kept in its sums (no `bias_in_step` on NEON).
@@ -46,6 +50,9 @@ glowll.function @net {
   %yf = glowll.placeholder output "yf" : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>
   %wf = glowll.weight "wf" {value = dense<[[[[127, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>
   glowll.convolution %yf, %xd, %wf, %bd {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %yg = glowll.placeholder output "yg" : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %wg = glowll.weight "wg" {value = dense<[[[[127, 127, 127], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>
+  glowll.convolution %yg, %xd, %wg, %bd {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %x4 = glowll.placeholder input "x4" : memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y4 = glowll.placeholder output "y4" : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w4 = glowll.weight "w4" {value = dense<1> : tensor<4x8x3x3xi8>} : memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -57,7 +64,7 @@ glowll.function @net {
 }
 
 // CHECK:      %[[W:.*]] = glowll.weight "w_bytes" {value = dense<{{\[\[\[\[\[}}33620481, 16711935]]], {{\[\[\[}}196611, 65537]]]]]> : tensor<1x2x1x1x2xi32>} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:-1>>
-// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 8>}
+// CHECK-NEXT: glowll.convolution %y, %x, %[[W]], {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 2, 3, 1, 1>, vector_tile = array<i64: 8, 4>}
 // CHECK:      %[[W2:.*]] = glowll.weight "w2_im2col" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y2, %x, %[[W2]], {{.*}}microkernel = #glowll.microkernel<"vector-im2col-int8", {products = "neon"}>, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 4, 8>}
 // CHECK:      %[[W3:.*]] = glowll.weight "w3_bytes" elided : memref<5x16x1x1x4x!quant.uniform<i32:f32, 1.0e-02:0>>
@@ -65,7 +72,9 @@ glowll.function @net {
 // CHECK:      %[[WD:.*]] = glowll.weight "wd_columns" elided : memref<2x1x3x3x1x!quant.uniform<i8:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %yd, %xd, %[[WD]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon-bytes", int16_taps = 3 : i64}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
 // CHECK:      %[[WF:.*]] = glowll.weight "wf_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
-// CHECK-NEXT: glowll.convolution %yf, %xd, %[[WF]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
+// CHECK-NEXT: glowll.convolution %yf, %xd, %[[WF]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon-bytes", int16_taps = 2 : i64, wide_taps = array<i64: 0>}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
+// CHECK:      %[[WG:.*]] = glowll.weight "wg_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
+// CHECK-NEXT: glowll.convolution %yg, %xd, %[[WG]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
 // CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 8>}
 // CHECK:      %[[W5:.*]] = glowll.weight "w5_pairs" {{.*}} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>
