@@ -13,7 +13,10 @@
 // accumulators: words [5, 16, 1, 1, 4]), and where two weights of -128 share an int16 lane
 // (w5's channels 0 and 2) on the int16 pairs (packed, folded and doubled as on AVX2:
 // tests/lit/select_int8_pointwise.mlir), the
-// 3x3 of 3 channels (few taps) vector-im2col-int8, the depthwise 3x3 vector-depthwise-int8 on
+// 3x3 of 3 channels (few taps) vector-im2col-int8 (on rows of 4 outputs the int16 pairs; on
+// rows of 16, %ys, its im2col bytes: `int8_im2col.RowBytes`, the taps' levels as they are,
+// `byte_pair_words` of [O, taps] with the weight zero point in the type, 4 accumulators),
+// the depthwise 3x3 vector-depthwise-int8 on
 // the tiles (without masked loads no vector-planes-int8): on int8 products where its levels
 // less their zero point are int8 (`{products = "neon-bytes", int16_taps = 3}`,
 // `int8_byte_depthwise`: its filter int8, 4 rows of one vector of 8 pixels, vector_tile =
@@ -53,6 +56,9 @@ glowll.function @net {
   %yg = glowll.placeholder output "yg" : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>
   %wg = glowll.weight "wg" {value = dense<[[[[127, 127, 127], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [2, 3, 4], [5, 6, 7]]]]> : tensor<2x1x3x3xi8>} : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>
   glowll.convolution %yg, %xd, %wg, %bd {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : memref<1x2x5x5x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x5x5x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-100>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %xs = glowll.placeholder input "xs" : memref<1x3x6x18x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %ys = glowll.placeholder output "ys" : memref<1x2x4x16x!quant.uniform<i8:f32, 1.0e-01:0>>
+  glowll.convolution %ys, %xs, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x16x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x18x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
   %x4 = glowll.placeholder input "x4" : memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y4 = glowll.placeholder output "y4" : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w4 = glowll.weight "w4" {value = dense<1> : tensor<4x8x3x3xi8>} : memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -75,6 +81,8 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %yf, %xd, %[[WF]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon-bytes", int16_taps = 2 : i64, wide_taps = array<i64: 0>}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 8, 4, 4>}
 // CHECK:      %[[WG:.*]] = glowll.weight "wg_columns" elided : memref<2x1x3x3x1x!quant.uniform<i16:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %yg, %xd, %[[WG]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
+// CHECK:      %[[WS:.*]] = glowll.weight "w2_im2col_bytes" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:-1>>
+// CHECK-NEXT: glowll.convolution %ys, %xs, %[[WS]], {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-im2col-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 8, 4>}
 // CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 8>}
 // CHECK:      %[[W5:.*]] = glowll.weight "w5_pairs" {{.*}} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>

@@ -13,6 +13,7 @@ also tested at their limits (`BYTE_LAYERS`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -22,7 +23,7 @@ import pytest
 from glowmlir.backends.host_vector.int8_byte_depthwise import int16_taps, takes_byte_depthwise, wide_taps
 from glowmlir.backends.host_vector.int8_byte_products import byte_pair_words, byte_products_fit
 from glowmlir.backends.host_vector.int8_im2col import takes_im2col
-from tests.unit import test_int8_depthwise, test_int8_im2col, test_int8_pointwise
+from tests.unit import test_fold_input_quantize, test_int8_depthwise, test_int8_im2col, test_int8_pointwise
 from tests.unit.test_code_size import run_cases
 from tests.unit.test_quantized_kernels import convolution_case
 
@@ -69,6 +70,9 @@ def test_neon_int8_tiles_match_the_int8_reference(group, per_channel):
         assert [kernel and kernel[1] for kernel in taken] == [
             kernel and ("neon-bytes" if geometry[0][2] * geometry[0][3] >= 8 else "neon")
             for kernel, geometry in zip(taken, layers)]
+    if group == "im2col and columns":  # random levels: every im2col layer (rows of 8 or more) on its im2col bytes
+        assert [kernel[1] for kernel in taken if kernel[0] == "vector-im2col-int8"] == \
+            ["neon-bytes"] * sum(kernel[0] == "vector-im2col-int8" for kernel in taken)
     if group == "depthwise" and per_channel:  # int8 weights: int8 products where the pads are narrower than the kernel
         assert [kernel[1] for kernel in taken] == [
             "neon-bytes" if max(pads[0], pads[2]) < w[2] and max(pads[1], pads[3]) < w[3] else "neon"
@@ -285,3 +289,20 @@ def test_wide_taps_are_the_kernel_positions_that_leave_int8_and_few_enough_to_ta
     levels[1, 2, 2] = 130
     assert wide_taps(levels) == [0, 5, 8] and not takes_byte_depthwise(levels, (1, 1, 1, 1), (3, 3))  # 3 of 9
     assert not takes_byte_depthwise(levels[:, :2, :2] * 0 + 128, (0, 0, 0, 0), (2, 2))
+
+
+def test_stems_on_im2col_bytes_with_their_input_quantize_folded_match_the_reference():
+    """The stems of `test_fold_input_quantize` (float inputs, the quantize folded into the stem:
+    `QuantizedRows`) on NEON, over their im2col bytes (`int8_im2col.RowBytes`, `{products =
+    "neon-bytes"}`): odd widths, two images, 16 channels, stride 1, unpadded."""
+    cases = []
+    for k, geometry in enumerate(test_fold_input_quantize.GEOMETRIES.values()):
+        case, _ = test_fold_input_quantize.quantized_input_case(2600 + k, geometry)
+        cases.append(dataclasses.replace(case, body=re.sub(r'([%"])([a-z])\b', rf"\g<1>\g<2>_{k}", case.body),
+                                         inputs={f"{name}_{k}": value for name, value in case.inputs.items()},
+                                         constants={f"{name}_{k}": value for name, value in case.constants.items()},
+                                         output=f"{case.output}_{k}"))
+    bundle = run_cases(cases, BOARD)
+    convolutions = [line for line in bundle.ir["glowll"].splitlines() if "glowll.convolution" in line]
+    assert len(convolutions) == len(cases)
+    assert all('products = "neon-bytes"' in line and "quantized_input = " in line for line in convolutions)

@@ -25,11 +25,17 @@ stack (`QuantizedRows`), each input row quantized once as the quantize kernel qu
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import i8, i32
+from xdsl.dialects.builtin import VectorType, i8, i16, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends.host_vector.int8_depthwise import PairColumns, interleaved
-from glowmlir.backends.host_vector.int8_pointwise import WidenedPairs, broadcast_words, pointwise_rows
+from glowmlir.backends.host_vector.int8_byte_products import BytePairColumns, PreparedBytes
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PairColumns, interleaved, products_of
+from glowmlir.backends.host_vector.int8_pointwise import (
+    WidenedPairs,
+    broadcast_words,
+    byte_pointwise_rows,
+    pointwise_rows,
+)
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.lowering import loop_skeletons, vector_columns
@@ -77,8 +83,11 @@ class RowPairs:
         self.strides, self.dilations = op.strides.get_values(), op.dilations.get_values()
         self.pads = op.pads.get_values()
         self.out_w = out_w
-        pairs, padded = -(-len(self.taps) // 2), -(-out_w // lanes) * lanes
-        self.words = WidenedPairs(View.contiguous(b.alloca(pairs * padded, i32, alignment=32), (pairs, padded),
+        self.allocate(-(-len(self.taps) // 2), -(-out_w // lanes) * lanes)
+
+    def allocate(self, pairs: int, padded: int) -> None:
+        """The stack array of a row's pairs (`row`)."""
+        self.row = WidenedPairs(View.contiguous(self.b.alloca(pairs * padded, i32, alignment=32), (pairs, padded),
                                                   element_type=i32))
 
     def clean_rows(self, out_h: int) -> range:
@@ -96,14 +105,14 @@ class RowPairs:
                  if v * self.lanes * s_x - left >= 0 and v * self.lanes * s_x - left + last + self.lanes * s_x <= in_w]
         return range(clean[0], clean[-1] + 1) if clean else range(0)
 
-    def fill(self, n: Index, y: Index) -> WidenedPairs:
+    def fill(self, n: Index, y: Index) -> WidenedPairs | PreparedBytes:
         """Output row `y`'s pairs: the clean vectors in a loop, the others (compile-time lanes) one by one."""
         vectors = self.clean_vectors()
         with self.b.loop(vectors.start, vectors.stop) as v:
             self.vector(n, y, self.b.mul(v.index, self.lanes), None)
         for v in [v for v in range(-(-self.out_w // self.lanes)) if v not in vectors]:
             self.vector(n, y, v * self.lanes, v)
-        return self.words
+        return self.row
 
     def vector(self, n: Index, y: Index, x0: Index, edge: int | None) -> None:
         """The pairs of output columns [x0, x0 + lanes) of row `y` (`edge`: the vector's index,
@@ -117,7 +126,7 @@ class RowPairs:
                 levels = interleaved(b, self.levels(n, y, x0, edge, first),
                                      self.levels(n, y, x0, edge, second[0]) if second else self.columns.zero_levels())
             pairs = self.columns.centred_pairs(levels)
-            vector_columns.store_vector(b, b.bitcast(pairs, self.columns.vector), self.words.words, [p // 2, x0])
+            vector_columns.store_vector(b, b.bitcast(pairs, self.columns.vector), self.row.words, [p // 2, x0])
 
     def adjacent(self, first: tuple[int, int, int], second: tuple[int, int, int]) -> bool:
         """Both taps' inputs of a lane two adjacent bytes: stride 2, undilated, kx and kx + 1."""
@@ -156,6 +165,41 @@ class RowPairs:
             return vector_columns.load_vector(b, rows, [*at, column], count, loaded, self.domain.input_offset, step)
         lead = step - 1 if overruns else 0
         return vector_columns.load_vector(b, rows, [*at, column], count, stride=step, lead=lead)
+
+
+class RowBytes(RowPairs):
+    """The im2col bytes of output rows for NEON's int8 products (`{products = "neon-bytes"}`):
+    into a stack array [pairs, 2 x whole vectors of the row] of int8 (`PreparedBytes`), pair
+    p's two taps' levels as they are interleaved a pixel (the padding the input zero point, a
+    last lone tap's partner 0), and where the weights have a zero point z_w each pixel's
+    column sum of its taps' levels times -z_w beside them, as `int8_byte_products.prepared_bytes`
+    makes a 1x1's run: `int8_pointwise.byte_pointwise_rows` then takes the row as a 1x1 of as
+    many input channels as taps."""
+
+    def allocate(self, pairs: int, padded: int) -> None:
+        b = self.b
+        self.columns = BytePairColumns(b, self.domain, self.op)
+        self.summed = self.columns.weight_offset != 0
+        self.row = PreparedBytes(
+            View.contiguous(b.alloca(pairs * padded * 2, i8, alignment=16), (pairs, 2 * padded), element_type=i8),
+            View.contiguous(b.alloca(padded, i32, alignment=16), (padded,), element_type=i32) if self.summed else None)
+
+    def vector(self, n: Index, y: Index, x0: Index, edge: int | None) -> None:
+        b = self.b
+        sums = b.int_value(0, VectorType(i16, [self.lanes]))
+        for p in range(0, len(self.taps), 2):
+            first, *second = self.taps[p:p + 2]
+            if second and self.adjacent(first, second[0]):
+                pixels = self.levels(n, y, x0, edge, first, 2)
+            else:
+                pixels = interleaved(b, self.levels(n, y, x0, edge, first),
+                                     self.levels(n, y, x0, edge, second[0]) if second
+                                     else b.int_value(0, VectorType(i8, [self.lanes])))
+            vector_columns.store_vector(b, pixels, self.row.pairs, [p // 2, b.mul(x0, 2)])
+            if self.summed:
+                sums = self.columns.column_sums(sums, pixels)
+        if self.summed:
+            vector_columns.store_vector(b, self.columns.less_of(sums), self.row.less, [x0])
 
 
 class QuantizedRows:
@@ -211,10 +255,11 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     block, (lanes, accumulators) = packed.shape[4], op.vector_tile.get_values()[:2]
     levels = op.microkernel.parameter(glowll.QUANTIZED_INPUT)
     ring = QuantizedRows(b, op, src, levels) if levels is not None else None
-    pairs = RowPairs(b, domain, op, src, out_w, lanes, ring)
+    on_bytes = products_of(op) == NEON_BYTES
+    pairs = (RowBytes if on_bytes else RowPairs)(b, domain, op, src, out_w, lanes, ring)
     taps = len(pairs.taps)
     broadcast = broadcast_words(b, pairs.columns, packed, 0, block) \
-        if out_c == block and tile_vectors(block, accumulators) == 1 else None
+        if out_c == block and tile_vectors(block, accumulators) == 1 and not on_bytes else None
 
     def output_row(n: Index, y: Index, kernel_rows: range | None = None) -> None:
         if ring is not None:
@@ -222,8 +267,13 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         words = pairs.fill(n, y)
         with b.loop(0, -(-out_c // block)) as o_block:
             for channels in loop_skeletons.block_channels(b, o_block.index, block, out_c):
-                pointwise_rows(b, domain, op, words, packed, bias, n, channels, y,
-                               [row(dest, n, o, y) for o in channels], out_w, in_channels=taps, broadcast=broadcast)
+                outputs = [row(dest, n, o, y) for o in channels]
+                if on_bytes:
+                    byte_pointwise_rows(b, domain, op, words, packed, bias, n, channels, y, outputs, out_w,
+                                        in_channels=taps)
+                else:
+                    pointwise_rows(b, domain, op, words, packed, bias, n, channels, y, outputs, out_w,
+                                   in_channels=taps, broadcast=broadcast)
 
     clean = pairs.clean_rows(out_h)
     with b.loop(0, n_size) as n:

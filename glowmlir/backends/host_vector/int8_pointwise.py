@@ -233,15 +233,16 @@ def broadcast_words(b: KernelBuilder, columns: PairColumns, packed: View, o_bloc
 def byte_pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp,
                         src: View | PreparedBytes, packed: View, bias: View, n: Index, channels: list[Index], y: Index,
                         outputs: list[Row], width: int, accumulators: None = None,
-                        residual: View | None = None) -> None:
+                        residual: View | None = None, in_channels: int | None = None) -> None:
     """`pointwise_rows` on int8 products (`int8_byte_products`): the pixels [0, width) of the
     output channels `channels` (one block) into `outputs`, in tiles of vectors of
     `int8_depthwise.NEON_BYTE_LANES` pixels, the input channels four at a time (a last two or
     one after them), their pairs loaded as they lie where `src` is the run's `PreparedBytes`,
-    interleaved here otherwise."""
+    interleaved here otherwise; `in_channels`: their count where not the filter's (a row's
+    im2col taps, `int8_im2col.RowBytes`)."""
     columns = BytePairColumns(b, domain, op)
     lanes, block = columns.lanes, len(channels)
-    in_c = op.filter_shape.get_values()[1]
+    in_c = in_channels or op.filter_shape.get_values()[1]
     o_block = b.div(channels[0], block) if block > 1 else channels[0]
     vectors = tile_vectors(block, columns.accumulators)
     fused = op.bias_in_step is not None

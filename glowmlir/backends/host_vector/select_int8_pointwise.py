@@ -27,7 +27,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from glowmlir.backends.host_vector.int8_byte_products import MOST_SUMMED_CHANNELS, byte_pair_words, byte_products_fit
 from glowmlir.backends.host_vector.int8_columns import tap_pair_words
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTE_LANES, NEON_BYTES, PAIR_PRODUCTS, pair_lanes
-from glowmlir.backends.host_vector.int8_im2col import im2col_filter, takes_im2col
+from glowmlir.backends.host_vector.int8_im2col import IM2COL_TAPS, im2col_filter, takes_im2col
 from glowmlir.backends.host_vector.int8_pointwise import pair_words
 from glowmlir.dialects import glow, glowll
 from glowmlir.dialects.glowll import MicrokernelAttr
@@ -92,7 +92,8 @@ class PackInt8Pointwise(RewritePattern):
 
 
 def takes_byte_products(op: glowll.ConvolutionOp, products: str, levels: np.ndarray, pixels: int) -> bool:
-    """Whether a 1x1 that takes NEON's int16 pair products ("neon") takes its int8 ones
+    """Whether a 1x1 (or a convolution of few taps over its im2col bytes, `levels` [O, taps])
+    that takes NEON's int16 pair products ("neon") takes its int8 ones
     (`int8_byte_products`) instead: its input zero point folded into the bias, its filter's
     levels as they are exact in the int16 lanes (`byte_products_fit`), per-channel weights
     symmetric or at most `MOST_SUMMED_CHANNELS` input channels (the column sums that take the
@@ -112,19 +113,22 @@ MOST_FEW_BYTE_PAIRS = 8
 """The most pairs of input channels such a tile takes."""
 
 
-def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulators: int) -> int:
+def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulators: int,
+                           most_pairs: int = MOST_FEW_BYTE_PAIRS) -> int:
     """The accumulators a NEON 1x1 on int8 products keeps: `BYTE_STEP_ACCUMULATORS` where its
-    output step is a float one (`float_step`) and it has at most `MOST_FEW_BYTE_PAIRS` pairs of
-    input channels, else the target's. A tile of 8 output channels on few input channels
-    holds every channel's filter pairs (a vector each, hoisted out of the pixel loop) beside
-    16 int32 sums, more than NEON's 32 registers: they spill and are reloaded every 8 pixels.
+    output step is a float one (`float_step`) and it has at most `most_pairs` pairs of input
+    channels, else the target's. A tile of 8 output channels on few input channels holds
+    every channel's filter pairs (a vector each, hoisted out of the pixel loop) beside 16
+    int32 sums, more than NEON's 32 registers: they spill and are reloaded every 8 pixels.
     On PaddleOCR's cls model (`bench/bench_lookup_table_folding.py --board aarch64 --layers`,
     instructions) the 1x1s of 8 and 16 input channels took 2-8% fewer with 4 channels a tile
     (conv2_expand 8 -> 8 81,632 -> 78,255, conv6_expand 16 -> 88 184,973 -> 172,597), but
     those of 24 or more took 4-7% more (conv6_linear 88 -> 16 109,854 -> 116,714, conv11_expand
     32 -> 200 with its HardSwish table 380,953 -> 405,590), though on the random layers of
-    `bench/bench_host_int8_layers.py` some of them gained (88 -> 16, 32 -> 200)."""
-    if op.float_step is not None and -(-in_channels // 2) <= MOST_FEW_BYTE_PAIRS:
+    `bench/bench_host_int8_layers.py` some of them gained (88 -> 16, 32 -> 200). A stem over
+    its im2col bytes (`int8_im2col.RowBytes`, at most `IM2COL_TAPS` taps) takes them whatever
+    its taps (3 -> 8 3x3 s2 on 48x192: 257,912 -> 212,712; float 271,684)."""
+    if op.float_step is not None and -(-in_channels // 2) <= most_pairs:
         return min(BYTE_STEP_ACCUMULATORS, accumulators)
     return accumulators
 
@@ -235,6 +239,16 @@ class PackInt8Columns(RewritePattern):
         if takes_im2col(shape, op.group.value.data):
             taps = im2col_filter(centred.reshape(shape))
             fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)
+            levels = im2col_filter(array_from_dense(weight.value).reshape(shape))
+            if takes_byte_products(op, self.products, levels, width):  # NEON: a row's im2col bytes
+                lanes = NEON_BYTE_LANES[0]
+                block, accumulators = pointwise_tile(shape[0], levels.shape[1], -(-width // lanes),
+                                                     byte_tile_accumulators(op, levels.shape[1],
+                                                                            self.tile.accumulators,
+                                                                            -(-IM2COL_TAPS // 2)))
+                repack(op, byte_pair_words(levels, block), "im2col_bytes", stored_as(filter_type, i32),
+                       layout.INT8_IM2COL, (lanes, accumulators), rewriter, NEON_BYTES)
+                return
             block, accumulators = pointwise_tile(shape[0], taps.shape[1], -(-width // lanes), self.tile.accumulators)
             repack(op, pair_words(doubled_if_narrow(op, taps), block), "im2col",
                    stored_as(filter_type, i32, centred=True), layout.INT8_IM2COL, (lanes, accumulators), rewriter,
