@@ -127,14 +127,17 @@ class RowPairs:
         whose loads are masked where they leave the row)."""
         b = self.b
         for p in range(0, len(self.taps), 2):
-            first, *second = self.taps[p:p + 2]
-            if second and self.adjacent(first, second[0]):
-                levels = self.levels(n, y, x0, edge, first, 2)
-            else:
-                levels = interleaved(b, self.levels(n, y, x0, edge, first),
-                                     self.levels(n, y, x0, edge, second[0]) if second else self.columns.zero_levels())
-            pairs = self.columns.centred_pairs(levels)
+            pairs = self.columns.centred_pairs(self.pair_levels(n, y, x0, edge, p, self.columns.zero_levels()))
             vector_columns.store_vector(b, b.bitcast(pairs, self.columns.vector), self.row.words, [p // 2, x0])
+
+    def pair_levels(self, n: Index, y: Index, x0: Index, edge: int | None, p: int, lone: SSAValue) -> SSAValue:
+        """Taps p and p + 1's input levels at output columns [x0, x0 + lanes), interleaved a
+        lane (a last lone tap's partner `lone`)."""
+        first, *second = self.taps[p:p + 2]
+        if second and self.adjacent(first, second[0]):
+            return self.levels(n, y, x0, edge, first, 2)
+        return interleaved(self.b, self.levels(n, y, x0, edge, first),
+                           self.levels(n, y, x0, edge, second[0]) if second else lone)
 
     def adjacent(self, first: tuple[int, int, int], second: tuple[int, int, int]) -> bool:
         """Both taps' inputs of a lane two adjacent bytes: stride 2, undilated, kx and kx + 1."""
@@ -196,13 +199,7 @@ class RowBytes(RowPairs):
         b = self.b
         sums = b.int_value(0, VectorType(i16, [self.lanes]))
         for p in range(0, len(self.taps), 2):
-            first, *second = self.taps[p:p + 2]
-            if second and self.adjacent(first, second[0]):
-                pixels = self.levels(n, y, x0, edge, first, 2)
-            else:
-                pixels = interleaved(b, self.levels(n, y, x0, edge, first),
-                                     self.levels(n, y, x0, edge, second[0]) if second
-                                     else b.int_value(0, VectorType(i8, [self.lanes])))
+            pixels = self.pair_levels(n, y, x0, edge, p, b.int_value(0, VectorType(i8, [self.lanes])))
             vector_columns.store_vector(b, pixels, self.row.pairs, [p // 2, b.mul(x0, 2)])
             if self.summed:
                 sums = self.columns.column_sums(sums, pixels)
