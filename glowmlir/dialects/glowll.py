@@ -612,6 +612,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     offset))` (`quantization.float_steps`, proved at compile time), which the kernel computes
     instead of the integer step (`lowering.requantization.float_step_levels`); a fourth number
     1 (`FloatStep.fused`, on a target with fused multiply-adds): `rint(fma(f32(acc), scale, offset))`.
+    `float_step_table = 0 : i64` (or `1`: fused), a per-channel layer's on a host vector kernel
+    (`select_int8_pointwise.mark_channel_float_steps`): the `requantization` operand holds,
+    as the bits of singles [3, output channels], each channel's scale, offset and negative
+    offset of such a step, proved channel by channel, which the kernel loads and computes
+    instead of the integer step.
     `bias_in_step` (with a `float_step`): the bias operand holds per channel the bits of a single
     c (`float_steps.fused_bias_offsets`, proved), the sums start at 0 and the level is
     `rint(fma(f32(sum), scale, c))` (`requantization.fused_step_levels`).
@@ -651,6 +656,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     narrow_requantization = opt_prop_def(UnitAttr)
     doubled_accumulators = opt_prop_def(UnitAttr)
     float_step = opt_prop_def(DenseArrayBase)
+    float_step_table = opt_prop_def(IntegerAttr)
     bias_in_step = opt_prop_def(UnitAttr)
     wide_accumulators = opt_prop_def(UnitAttr)
     in_place = opt_prop_def(UnitAttr)
@@ -716,6 +722,11 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
                 or glow.shape_of(self.requantization) not in ((rows, glow.shape_of(self.bias)[0]) for rows in (2, 3))):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts; "
                   "a third row: rounding terms)")
+        if self.float_step_table is not None and (
+                self.requantization is None or glow.shape_of(self.requantization)[0] != 3
+                or self.float_step_table.value.data not in (0, 1) or self.float_step is not None):
+            _fail(self, "float_step_table (0, or 1: fused) takes a [3, output channels] requantization table "
+                  "(scales, offsets, negative offsets) and no float_step")
         verify_parameters(self)
         verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
         verify_lookup_table(self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects import llvm
@@ -19,7 +19,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from glowmlir.dialects.llvm_casts import FPToSIOp
 from glowmlir.lowering.fused_tables import looked_up
-from glowmlir.lowering.kernel_builder import KernelBuilder, is_zero
+from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.quantization.float_steps import FloatStep
 from glowmlir.quantization.rescaling import KernelParameters, offset_folds, reduced_multiplier
@@ -423,11 +423,11 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
     lanes = value.type.get_shape()[0]
     singles = VectorType(f32, [lanes])
 
-    def splat(number: float) -> SSAValue:
-        return b.splat(b.f32(number), singles)
+    def splat(number: float | SSAValue) -> SSAValue:  # a compile-time single, or a loaded one (`ChannelStep`)
+        return b.splat(number if isinstance(number, SSAValue) else b.f32(number), singles)
 
     offset = splat(step.offset)
-    if step.negative_offset != step.offset:  # one offset for both signs: no blend
+    if step.negative_offset is not step.offset and step.negative_offset != step.offset:  # one offset: no blend
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
     if step.fused:  # one rounding: `vfmadd`
@@ -443,10 +443,35 @@ def fused_step_levels(b: KernelBuilder, value: SSAValue, scale: float, offset: S
     sign, or a `bias_in_step` layer's channel single, `float_steps.fused_bias_offsets`):
     a conversion, one `vfmadd` and a conversion back (x86 FMA; the caller saturates;
     `nearest`: as `float_step_levels` takes it)."""
-    scales = b.splat(b.f32(scale), offset.type)
+    scales = b.splat(scale if isinstance(scale, SSAValue) else b.f32(scale), offset.type)
     return nearest(b, b.fma(b.emit(llvm.SIToFPOp(value, offset.type)), scales, offset), value.type)
 
 
+
+
+@dataclass(frozen=True)
+class ChannelStep:
+    """One channel's float step of a per-channel layer (`float_step_table`): `loaded`, a
+    `FloatStep` of the channel's singles loaded from the table (SSA values); `bounds`, one of
+    compile-time numbers that bound every channel's for `LaneRequantization.negatives_clamped`
+    (the smallest scale, the largest offset)."""
+
+    loaded: FloatStep
+    bounds: FloatStep
+
+
+def channel_step(b: KernelBuilder, table: View, channel: Index, numbers: np.ndarray, fused: bool,
+                 doubled: bool = False) -> ChannelStep:
+    """Channel `channel`'s `ChannelStep` from a `float_step_table` layer's table (`table`, [3,
+    channels] of singles' bits; `numbers`, its constant values as int32): three loads, the
+    scale halved where the sums are twice the accumulator (`doubled`, exact as in
+    `LaneRequantization.float_step`)."""
+    scale, offset, negative = (b.bitcast(b.load(table, [row, channel]), f32) for row in range(3))
+    if doubled:
+        scale = b.fmul(scale, b.f32(0.5))
+    singles = np.asarray(numbers, np.int32).view(np.float32)
+    return ChannelStep(FloatStep(scale, offset, negative, fused),
+                       FloatStep(float(singles[0].min()), float(singles[1].max()), float(singles[2].max()), fused))
 
 
 class LaneRequantization:
@@ -456,10 +481,12 @@ class LaneRequantization:
     quantization record or of one channel's table entry)."""
 
     def __init__(self, b: KernelBuilder, domain: ArithmeticDomain, vector: VectorType, multiplier: int | SSAValue,
-                 shift: int | SSAValue, fused_offset: SSAValue | None = None, nearest: NearestLevels = nearest_levels):
+                 shift: int | SSAValue, fused_offset: SSAValue | None = None, nearest: NearestLevels = nearest_levels,
+                 channel: ChannelStep | None = None):
         self.b, self.domain, self.vector = b, domain, vector
         self.nearest = nearest  # the float steps' rounding and conversion (a unit's own)
         self.fused_offset = fused_offset  # the channel's single of a `bias_in_step` layer: `fused_step_levels`
+        self.channel = channel  # a `float_step_table` layer's step of the channel: `float_step_levels`
         self.multiplier, self.shift = b.lanewise(multiplier, self.vector), b.lanewise(shift, self.vector)
         self.layer_shift = shift  # a compile-time or record's shift for every lane: `narrow` may fold it
 
@@ -508,6 +535,11 @@ class LaneRequantization:
         b, domain = self.b, self.domain
         offset = domain.output_offset
         doubled = getattr(domain, "doubled", False)  # `doubled_accumulators`: total is twice the sum
+        if self.channel is not None:  # (its scale already halved where doubled: `channel_step`)
+            step = self.channel.loaded
+            if not sign_matters and self.negatives_clamped(self.channel.bounds):
+                step = replace(step, negative_offset=step.offset)
+            return float_step_levels(b, total, step, self.nearest)
         step = self.float_step(doubled)
         if step is not None and self.fused_offset is not None:
             return fused_step_levels(b, total, step.scale,

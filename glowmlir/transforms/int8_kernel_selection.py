@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import UnitAttr, i8, i16
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i8, i16, i32, i64
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from glowmlir.dialects import glow, glowll
@@ -109,6 +109,54 @@ def layer_float_step(op: glowll.ConvolutionOp, centred: np.ndarray, fused: bool 
     bound = int(accumulator_bounds(input_type, centred, array_from_dense(bias.value)).max(initial=0))
     numbers = KernelParameters.of(op)
     return float_step(numbers.multiplier, numbers.shift, numbers.output_offset, -bound, bound, fused)
+
+
+def mark_channel_float_steps(op: glowll.ConvolutionOp, centred: np.ndarray, fused: bool,
+                             rewriter: PatternRewriter) -> None:
+    """A per-channel layer's float steps, channel by channel (`channel_float_steps`; fused
+    for every channel where `fused` and each has one, else unfused), in place of its integer
+    requantization table: its `requantization` operand a new weight [3, output channels] of
+    their singles' bits (scales, offsets, negative offsets) and `float_step_table = 0` (or
+    1: fused), the output step the kernel computes then on float lanes as a per-tensor
+    layer's `float_step` (`lowering.requantization.LaneRequantization`)."""
+    steps = (fused and channel_float_steps(op, centred, fused=True)) or channel_float_steps(op, centred)
+    if not steps:
+        return
+    table = op.requantization.owner
+    numbers = np.array([[getattr(step, row) for step in steps] for row in ("scale", "offset", "negative_offset")],
+                       np.float32)
+    at = list(op.operands).index(op.requantization)
+    op.operands[at] = insert_weight(table.name_.data + "_float_steps", numbers.view(np.int32), op, rewriter, i32)
+    op.properties["float_step_table"] = IntegerAttr(int(steps[0].fused), i64)
+    erase_if_unused(table, rewriter)
+
+
+def channel_float_steps(op: glowll.ConvolutionOp, centred: np.ndarray, fused: bool = False) -> list[FloatStep] | None:
+    """Each output channel's TFLite int8 output step of a per-channel layer with compile-time
+    numbers (its requantization table's multiplier and shift, the layer's output offset) as a
+    `FloatStep` (`float_steps.float_step`), proved on every accumulator of that channel in
+    [-bound, bound] (`accumulator_bounds` of the channel's `centred` levels and bias); None
+    where the filter is per tensor, the bias not a constant in accumulator units, the table
+    not a constant [2, channels], the output not int8, the numbers a record's, or some
+    channel has no float step (a multiplier of about 1e-3 or less)."""
+    bias, input_type, table = accumulator_bias(op), op.input.type.element_type, op.requantization
+    if (bias is None or not op.operands[2].type.element_type.per_channel or table is None
+            or not isinstance(table.owner, glowll.WeightOp) or table.owner.value is None
+            or getattr(op, "parameters", None) is not None or op.wide_accumulators is not None
+            or storage_type(glow.convolved_element(op)) != i8):
+        return None
+    numbers = array_from_dense(table.owner.value).astype(np.int64)
+    if numbers.shape[0] != 2:
+        return None
+    bounds = accumulator_bounds(input_type, centred, array_from_dense(bias.value))
+    offset = KernelParameters.of(op).output_offset
+    steps = []
+    for multiplier, shift, bound in zip(numbers[0], numbers[1], bounds, strict=True):
+        step = float_step(int(multiplier), int(shift), offset, -int(bound), int(bound), fused)
+        if step is None:
+            return None
+        steps.append(step)
+    return steps
 
 
 def fold_input_offset(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, weight_sums: np.ndarray,

@@ -27,7 +27,11 @@
 // vector_tile = (4, 5, 5)), and the 3x3 of 8 channels vector-columns-int8 (its words
 // [O / 4, C, KH, ceil(KW / 2), 4]). The edge vectors' masked loads are lane by lane there.
 // NEON's `fmla` makes the output steps the proved fused ones (`float_step`'s fourth number 1:
-// `FloatStep.fused`), the depthwise's bias kept in its sums (no `bias_in_step` on NEON).
+// `FloatStep.fused`), the depthwise's bias kept in its sums (no `bias_in_step` on NEON). A
+// per-channel 1x1 (%wp: multipliers 0.5 x 2^-4 and 0.5 x 2^-5) gets a float step proved
+// channel by channel in place of its requantization table: `float_step_table = 1` (fused)
+// and a [3, 2] table of singles' bits, scales 0.03125 (1023410176) and 0.015625
+// (1015021568), then the offsets of each sign (`mark_channel_float_steps`).
 // Without pair products and masked loads (`products` unset: SSE) all keep the generic int8
 // kernel; a `products` other than neon is refused.
 
@@ -59,6 +63,12 @@ glowll.function @net {
   %xs = glowll.placeholder input "xs" : memref<1x3x6x18x!quant.uniform<i8:f32, 5.0e-02:3>>
   %ys = glowll.placeholder output "ys" : memref<1x2x4x16x!quant.uniform<i8:f32, 1.0e-01:0>>
   glowll.convolution %ys, %xs, %w2, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x4x16x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x3x6x18x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x3x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  %xq = glowll.placeholder input "xq" : memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-01:3>>
+  %yp = glowll.placeholder output "yp" : memref<1x2x6x6x!quant.uniform<i8:f32, 4.0e+00:0>>
+  %wp = glowll.weight "wp" {value = dense<[[[[1]], [[2]], [[3]]], [[[-1]], [[0]], [[1]]]]> : tensor<2x3x1x1xi8>} : memref<2x3x1x1x!quant.uniform<i8:f32:0, {2.5e-01:0, 1.25e-01:0}>>
+  %bp = glowll.weight "bp" {value = dense<[10, -20]> : tensor<2xi32>} : memref<2x!quant.uniform<i32:f32:0, {1.25e-01:0, 6.25e-02:0}>>
+  %rp = glowll.weight "rp" {value = dense<[[1073741824, 1073741824], [-4, -5]]> : tensor<2x2xi32>} : memref<2x2xi32>
+  glowll.convolution %yp, %xq, %wp, %bp requantization %rp {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : memref<1x2x6x6x!quant.uniform<i8:f32, 4.0e+00:0>>, memref<1x3x6x6x!quant.uniform<i8:f32, 5.0e-01:3>>, memref<2x3x1x1x!quant.uniform<i8:f32:0, {2.5e-01:0, 1.25e-01:0}>>, memref<2x!quant.uniform<i32:f32:0, {1.25e-01:0, 6.25e-02:0}>> requantization memref<2x2xi32>
   %x4 = glowll.placeholder input "x4" : memref<1x8x6x6x!quant.uniform<i8:f32, 5.0e-02:3>>
   %y4 = glowll.placeholder output "y4" : memref<1x4x6x6x!quant.uniform<i8:f32, 1.0e-01:0>>
   %w4 = glowll.weight "w4" {value = dense<1> : tensor<4x8x3x3xi8>} : memref<4x8x3x3x!quant.uniform<i8:f32, 1.0e-02:0>>
@@ -83,6 +93,8 @@ glowll.function @net {
 // CHECK-NEXT: glowll.convolution %yg, %xd, %[[WG]], %bd {{.*}}float_step = array<f32: 5.000000e-03, {{.*}}, 1.000000e+00>, doubled_accumulators, microkernel = #glowll.microkernel<"vector-depthwise-int8", {products = "neon"}>, filter_shape = array<i64: 2, 1, 3, 3>, vector_tile = array<i64: 4, 5, 5>}
 // CHECK:      %[[WS:.*]] = glowll.weight "w2_im2col_bytes" elided : memref<1x14x1x1x2x!quant.uniform<i32:f32, 1.0e-02:-1>>
 // CHECK-NEXT: glowll.convolution %ys, %xs, %[[WS]], {{.*}}folded_input_offset, microkernel = #glowll.microkernel<"vector-im2col-int8", {products = "neon-bytes"}>, filter_shape = array<i64: 2, 3, 3, 3>, vector_tile = array<i64: 8, 4>}
+// CHECK:      %[[RP:.*]] = glowll.weight "rp_float_steps" {value = dense<{{\[\[}}1023410176, 1015021568], [{{.*}}]]> : tensor<3x2xi32>} : memref<3x2xi32>
+// CHECK:      glowll.convolution %yp, %xq, %{{.*}}, %{{.*}} requantization %[[RP]] {{{.*}}float_step_table = 1 : i64, folded_input_offset, microkernel = #glowll.microkernel<"vector-pointwise-int8", {products = "neon-bytes"}>, {{.*}} requantization memref<3x2xi32>
 // CHECK:      %[[W4:.*]] = glowll.weight "w4_columns" elided : memref<1x8x3x2x4x!quant.uniform<i32:f32, 1.0e-02:0>>
 // CHECK-NEXT: glowll.convolution %y4, %x4, %[[W4]], %b4 {{.*}}microkernel = #glowll.microkernel<"vector-columns-int8", {products = "neon"}>, filter_shape = array<i64: 4, 8, 3, 3>, vector_tile = array<i64: 4, 8>}
 // CHECK:      %[[W5:.*]] = glowll.weight "w5_pairs" {{.*}} : memref<1x2x1x1x2x!quant.uniform<i32:f32, 1.0e-02:0>>

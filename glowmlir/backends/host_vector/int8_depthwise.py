@@ -38,7 +38,7 @@ from glowmlir.dialects import glowll
 from glowmlir.lowering import saturating_packs, vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
-from glowmlir.lowering.requantization import LaneRequantization, nearest_levels
+from glowmlir.lowering.requantization import LaneRequantization, channel_step, nearest_levels
 from glowmlir.lowering.vector_layout import INT8_PLANES, interior_columns
 
 WINDOW_LANES = 8
@@ -188,10 +188,18 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         return self.zero_sums()
 
     def step(self, channel: Index, total: SSAValue) -> LaneRequantization:
+        """The output step of `channel`'s sums `total`: a `float_step_table` layer's channel step
+        loaded from its table (`requantization.channel_step`), else the layer's numbers."""
+        nearest = neon_nearest_levels if self.neon else nearest_levels
+        table = getattr(self.op, "float_step_table", None)
+        if table is not None:
+            requantization = self.domain.requantization
+            step = channel_step(self.b, requantization.table, channel, requantization.numbers, table.value.data == 1,
+                                getattr(self.domain, "doubled", False))
+            return LaneRequantization(self.b, self.domain, total.type, 0, 0, nearest=nearest, channel=step)
         multiplier, shift = self.domain.requantization.of(channel)
         fused = None if self.step_offsets is None else self.b.bitcast(self.b.load(self.step_offsets, [channel]), f32)
-        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused,
-                                  neon_nearest_levels if self.neon else nearest_levels)
+        return LaneRequantization(self.b, self.domain, total.type, multiplier, shift, fused, nearest)
 
     def joined_channels(self, lanes: int) -> int:
         """Channels whose int8 levels fill a 32-byte vector: each channel's vector requantized

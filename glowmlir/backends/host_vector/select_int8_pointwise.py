@@ -40,6 +40,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     fold_input_offset,
     int8_buffers,
+    mark_channel_float_steps,
     mark_float_step,
     mark_narrow_requantization,
 )
@@ -75,6 +76,7 @@ class PackInt8Pointwise(RewritePattern):
         centred = centred_rows(levels, filter_type)
         mark_narrow_requantization(op, centred)
         mark_float_step(op, centred, self.tile.fused_multiply_add)
+        mark_channel_float_steps(op, centred, self.tile.fused_multiply_add, rewriter)
         fold_input_offset(op, centred.sum(axis=1, dtype=np.int64), rewriter)
         if self.tile.fused_multiply_add:
             fuse_bias_into_step(op, centred, rewriter)
@@ -116,7 +118,7 @@ MOST_FEW_BYTE_PAIRS = 8
 def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulators: int,
                            most_pairs: int = MOST_FEW_BYTE_PAIRS) -> int:
     """The accumulators a NEON 1x1 on int8 products keeps: `BYTE_STEP_ACCUMULATORS` where its
-    output step is a float one (`float_step`) and it has at most `most_pairs` pairs of input
+    output step is a float one (`float_step`, `float_step_table`) and it has at most `most_pairs` pairs of input
     channels, else the target's. A tile of 8 output channels on few input channels holds
     every channel's filter pairs (a vector each, hoisted out of the pixel loop) beside 16
     int32 sums, more than NEON's 32 registers: they spill and are reloaded every 8 pixels.
@@ -128,7 +130,7 @@ def byte_tile_accumulators(op: glowll.ConvolutionOp, in_channels: int, accumulat
     `bench/bench_host_int8_layers.py` some of them gained (88 -> 16, 32 -> 200). A stem over
     its im2col bytes (`int8_im2col.RowBytes`, at most `IM2COL_TAPS` taps) takes them whatever
     its taps (3 -> 8 3x3 s2 on 48x192: 257,912 -> 212,712; float 271,684)."""
-    if op.float_step is not None and -(-in_channels // 2) <= most_pairs:
+    if (op.float_step is not None or op.float_step_table is not None) and -(-in_channels // 2) <= most_pairs:
         return min(BYTE_STEP_ACCUMULATORS, accumulators)
     return accumulators
 
@@ -236,6 +238,7 @@ class PackInt8Columns(RewritePattern):
         centred = centred_rows(array_from_dense(weight.value), filter_type)
         mark_narrow_requantization(op, centred)
         mark_float_step(op, centred, self.tile.fused_multiply_add)
+        mark_channel_float_steps(op, centred, self.tile.fused_multiply_add, rewriter)
         if takes_im2col(shape, op.group.value.data):
             taps = im2col_filter(centred.reshape(shape))
             fold_input_offset(op, taps.sum(axis=1, dtype=np.int64), rewriter)

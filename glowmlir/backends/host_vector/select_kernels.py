@@ -98,6 +98,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     centred_type,
     fold_input_offset,
     int8_buffers,
+    mark_channel_float_steps,
     mark_float_step,
     mark_narrow_requantization,
 )
@@ -217,6 +218,7 @@ class PackInt8Depthwise(RewritePattern):
         channel_taps = centred.reshape(centred.shape[0], -1)
         mark_narrow_requantization(op, channel_taps)
         mark_float_step(op, channel_taps, self.tile.fused_multiply_add)
+        mark_channel_float_steps(op, channel_taps, self.tile.fused_multiply_add, rewriter)
         if (tile is not None and planes is None and self.products
                 and takes_byte_depthwise(centred, op.pads.get_values(), shape[2:])):
             self.pack_bytes(op, weight, rewriter, centred, height, filter_type)
