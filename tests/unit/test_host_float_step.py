@@ -9,7 +9,9 @@ conversion, a multiply, a sign's offset, `rint`, a conversion back), on the accu
 twice it (`doubled_accumulators`: the scale halved). Random levels, random weights, per tensor,
 relu, clip and no activation, on every kernel: each must take the float step and give, bit for
 bit, the independent int8 reference's outputs (tests/support/int8_reference.py); a layer whose
-float step is refused keeps the integer step, and per-channel layers are not marked.
+float step is refused keeps the integer step. Per-channel layers take a step proved channel by
+channel (`float_step_table`: the requantization table as singles) or, where some channel has
+none, keep the integer table.
 """
 
 from __future__ import annotations
@@ -75,10 +77,36 @@ def test_refused_float_step_keeps_the_integer_step():
 
 
 @needs_avx2
-def test_per_channel_layers_keep_the_integer_step():
-    case = convolution_case(11, depthwise(24, 3, 12, 40, 2), per_channel=True, activation="relu")
+@pytest.mark.parametrize("activation", ["relu", None])
+@pytest.mark.parametrize("name", ["pointwise_16_to_24", "pointwise_odd_13_to_10", "depthwise_3x3_24_stride_2_1",
+                                  "planes_3x3_6_on_12x3"])
+def test_per_channel_layers_take_a_float_step_table(name, activation):
+    """A per-channel layer's steps proved channel by channel (`mark_channel_float_steps`): its
+    requantization table becomes the singles' bits [3, C] (scales, offsets, negative offsets),
+    `float_step_table = 1` (fused on FMA3), no `float_step`; under a relu no `vblendvps` of
+    the sign's offset (every channel's negatives clamped), without one the blend. Bit for bit
+    the reference's outputs."""
+    kernel, _, geometry = LAYERS[name]
+    case = convolution_case(11 + list(LAYERS).index(name), geometry, per_channel=True, activation=activation,
+                            output_scale=400.0 if kernel == "vector-columns-int8" else None)
+    bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2), keep_assembly=True)
+    ir = bundle.ir["glowll"]
+    assert f'microkernel = #glowll.microkernel<"{kernel}">' in ir
+    assert not float_steps_of(ir) and "float_step_table = 1 : i64" in ir
+    assert re.search(r"requantization memref<3x\d+xi32>", ir)
+    assert ("vblendvps" in bundle.ir["assembly"]) == (activation is None)
+    np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+
+
+@needs_avx2
+def test_a_per_channel_layer_with_an_unproved_channel_keeps_the_integer_table():
+    """A 1x1 24 -> 8 whose random per-channel scales give one channel a real multiplier of
+    3.6e-4 on accumulators up to 292,806, where no single step is exact: the whole layer keeps
+    its [2, C] table of multipliers and shifts, and the reference's outputs."""
+    case = convolution_case(7, pointwise(24, 8, 6, 96), per_channel=True)
     bundle = build(case.body, dict(case.constants), target=resolve_target(mattr=AVX2))
-    assert not float_steps_of(bundle.ir["glowll"])
+    ir = bundle.ir["glowll"]
+    assert "float_step" not in ir and re.search(r"requantization memref<2x8xi32>", ir)
     np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
 
 
