@@ -613,7 +613,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     instead of the integer step (`lowering.requantization.float_step_levels`); a fourth number
     1 (`FloatStep.fused`, on a target with fused multiply-adds): `rint(fma(f32(acc), scale, offset))`.
     `float_step_table = 0 : i64` (or `1`: fused), a per-channel layer's on a host vector kernel
-    (`select_int8_pointwise.mark_channel_float_steps`): the `requantization` operand holds,
+    (`int8_kernel_selection.mark_channel_float_steps`): the `requantization` operand holds,
     as the bits of singles [3, output channels], each channel's scale, offset and negative
     offset of such a step, proved channel by channel, which the kernel loads and computes
     instead of the integer step.

@@ -427,7 +427,7 @@ def float_step_levels(b: KernelBuilder, value: SSAValue, step: FloatStep,
         return b.splat(number if isinstance(number, SSAValue) else b.f32(number), singles)
 
     offset = splat(step.offset)
-    if step.negative_offset is not step.offset and step.negative_offset != step.offset:  # one offset: no blend
+    if step.negative_offset != step.offset:  # one offset for both signs (a loaded one: the same value): no blend
         negative = b.int_compare("slt", value, b.int_value(0, value.type))
         offset = b.select(negative, splat(step.negative_offset), offset)
     if step.fused:  # one rounding: `vfmadd`

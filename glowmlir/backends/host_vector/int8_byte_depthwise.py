@@ -101,13 +101,14 @@ def wide_taps(levels: np.ndarray) -> list[int]:
 
 def takes_byte_depthwise(levels: np.ndarray, pads: tuple[int, ...], kernel: tuple[int, int]) -> bool:
     """Whether a depthwise filter's levels less their zero point [C, KH, KW] (int8 for a
-    per-channel filter: symmetric; in [-255, 255] for one with a zero point) leave int8 at
-    no more than `MOST_WIDE_TAPS` of its kernel positions (`wide_taps`), and its pads are
-    narrower than its kernel (each window reads some input column: `ByteTaps`)."""
+    per-channel filter: symmetric; in [-255, 255] for one with a zero point, an int16 lane's
+    product with any int8 level) leave int8 at no more than `MOST_WIDE_TAPS` of its kernel
+    positions (`wide_taps`), and its pads are narrower than its kernel (each window reads some
+    input column: `ByteTaps`)."""
     k_h, k_w = kernel
     top, left, bottom, right = pads
     levels = np.asarray(levels, np.int64).reshape(-1, k_h, k_w)
-    return (bool(np.all(np.abs(levels) <= 255)) and len(wide_taps(levels)) <= MOST_WIDE_TAPS * k_h * k_w
+    return (len(wide_taps(levels)) <= MOST_WIDE_TAPS * k_h * k_w
             and max(top, bottom) < k_h and max(left, right) < k_w)
 
 

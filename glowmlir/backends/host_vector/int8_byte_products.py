@@ -154,6 +154,26 @@ class PreparedBytes:
     pairs: View
     less: View | None
 
+    @staticmethod
+    def on_stack(b: KernelBuilder, pairs: int, padded: int, summed: bool) -> PreparedBytes:
+        """Stack arrays for `pairs` pairs of channels (or of taps: `int8_im2col.RowBytes`) of
+        `padded` pixels, and for their column sums times -z_w where `summed`."""
+        return PreparedBytes(
+            View.contiguous(b.alloca(pairs * padded * 2, i8, alignment=16), (pairs, 2 * padded), element_type=i8),
+            View.contiguous(b.alloca(padded, i32, alignment=16), (padded,), element_type=i32) if summed else None)
+
+    def store_pair(self, b: KernelBuilder, columns: BytePairColumns, p: Index, first: Index, pixels: SSAValue,
+                   sums: SSAValue | None) -> SSAValue | None:
+        """Pair `p`'s interleaved `pixels` [first, first + lanes) into `pairs`; `sums` plus their
+        column sums where the layer keeps them (`less`), else None."""
+        vector_columns.store_vector(b, pixels, self.pairs, [p, b.mul(first, 2)])
+        return columns.column_sums(sums, pixels) if self.less is not None else None
+
+    def store_less(self, b: KernelBuilder, columns: BytePairColumns, first: Index, sums: SSAValue | None) -> None:
+        """The column `sums` of pixels [first, first + lanes) times -z_w into `less` (none kept: nothing)."""
+        if self.less is not None:
+            vector_columns.store_vector(b, columns.less_of(sums), self.less, [first])
+
 
 def prepared_bytes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, n: Index, src: View,
                    width: int) -> View | PreparedBytes:
@@ -167,17 +187,15 @@ def prepared_bytes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
     summed = columns.weight_offset != 0
     if pairs * padded * 2 + 4 * padded * summed > MOST_PREPARED_BYTES:
         return src
-    prepared = View.contiguous(b.alloca(pairs * padded * 2, i8, alignment=16), (pairs, 2 * padded), element_type=i8)
-    less = View.contiguous(b.alloca(padded, i32, alignment=16), (padded,), element_type=i32) if summed else None
+    prepared = PreparedBytes.on_stack(b, pairs, padded, summed)
     column_vector = VectorType(i16, [lanes])
 
     def vector(first: Index, count: int) -> None:
         loaded = None if count == lanes else [lane < count for lane in range(lanes)]
 
         def pair(p: Index, sums: SSAValue | None, second: bool) -> SSAValue | None:
-            pixels = columns.pair(src, n, b.mul(p, 2), first, loaded, second)
-            vector_columns.store_vector(b, pixels, prepared, [p, b.mul(first, 2)])
-            return columns.column_sums(sums, pixels) if summed else None
+            return prepared.store_pair(b, columns, p, first, columns.pair(src, n, b.mul(p, 2), first, loaded, second),
+                                       sums)
 
         with b.loop(0, in_c // 2, carried=[b.int_value(0, column_vector)] if summed else []) as at:
             sums = pair(at.index, at.carried[0] if summed else None, True)
@@ -185,8 +203,7 @@ def prepared_bytes(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convol
         sums = at.results[0] if summed else None
         if in_c % 2:
             sums = pair(in_c // 2, sums, False)
-        if summed:
-            vector_columns.store_vector(b, columns.less_of(sums), less, [first])
+        prepared.store_less(b, columns, first, sums)
 
     vector_columns.in_runs(b, width, lanes, vector)
-    return PreparedBytes(prepared, less)
+    return prepared

@@ -188,23 +188,16 @@ class RowBytes(RowPairs):
     many input channels as taps."""
 
     def allocate(self, pairs: int, padded: int) -> None:
-        b = self.b
-        self.columns = BytePairColumns(b, self.domain, self.op)
-        self.summed = self.columns.weight_offset != 0
-        self.row = PreparedBytes(
-            View.contiguous(b.alloca(pairs * padded * 2, i8, alignment=16), (pairs, 2 * padded), element_type=i8),
-            View.contiguous(b.alloca(padded, i32, alignment=16), (padded,), element_type=i32) if self.summed else None)
+        self.columns = BytePairColumns(self.b, self.domain, self.op)
+        self.row = PreparedBytes.on_stack(self.b, pairs, padded, self.columns.weight_offset != 0)
 
     def vector(self, n: Index, y: Index, x0: Index, edge: int | None) -> None:
         b = self.b
         sums = b.int_value(0, VectorType(i16, [self.lanes]))
         for p in range(0, len(self.taps), 2):
             pixels = self.pair_levels(n, y, x0, edge, p, b.int_value(0, VectorType(i8, [self.lanes])))
-            vector_columns.store_vector(b, pixels, self.row.pairs, [p // 2, b.mul(x0, 2)])
-            if self.summed:
-                sums = self.columns.column_sums(sums, pixels)
-        if self.summed:
-            vector_columns.store_vector(b, self.columns.less_of(sums), self.row.less, [x0])
+            sums = self.row.store_pair(b, self.columns, p // 2, x0, pixels, sums)
+        self.row.store_less(b, self.columns, x0, sums)
 
 
 class QuantizedRows:
