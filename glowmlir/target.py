@@ -111,6 +111,15 @@ class Target:
         """The triple, the host's when none is given."""
         return self.triple or llvm.get_process_triple()
 
+    @cached_property
+    def resolved_cpu(self) -> str:
+        """The CPU, the host's (LLVM's name for it) when neither a triple nor a CPU is given;
+        "" for a triple without a CPU (LLVM's generic one)."""
+        if self.cpu or self.triple:
+            return self.cpu
+        _initialize()
+        return llvm.get_host_cpu_name()
+
     @property
     def vector_tile(self) -> VectorTile | None:
         """The f32 tile of the column-vector convolution on this target's vector unit (the
@@ -143,7 +152,7 @@ class Target:
             target = llvm.Target.from_triple(triple)
         except RuntimeError as error:
             raise GlowError(f"-target=\"{triple}\": {str(error).strip()}") from None
-        cpu = self.cpu or (llvm.get_host_cpu_name() if not self.triple else "")
+        cpu = self.resolved_cpu
         host_features = llvm.get_host_cpu_features().flatten() if not self.triple and not self.cpu else ""
         features = ",".join(f for f in (host_features, self.features) if f)  # -mattr adds to the host's
         return target.create_target_machine(cpu=cpu, features=features, opt=self.opt_level,

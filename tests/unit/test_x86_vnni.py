@@ -34,6 +34,7 @@ from tests.unit.test_quantized_kernels import (
     scale,
     spread_scale,
     tensor,
+    with_lookup_table,
 )
 
 needs_vnni = pytest.mark.skipif(not has_avx512_vnni(HOST), reason="the host has no AVX-512 VNNI")
@@ -236,3 +237,57 @@ def test_lookup_table_on_vbmi_reads_the_entry_of_each_level(shape):
     tensor has 256 or more; sizes a multiple of 64, and not: the last lanes masked) and a
     random table, as the generic scalar kernel reads it (the build with -mattr=-avx512vbmi)."""
     check_lookup_table_kernel(shape, sum(shape), 'microkernel = #glowll.microkernel<"x86-vbmi">', "-avx512vbmi")
+
+
+@needs_vbmi
+@pytest.mark.parametrize("geometry", [
+    ((1, 16, 3, 20), (88, 16, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # blocks of 16, the last overlapping
+    ((2, 21, 7, 9), (20, 21, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    ((1, 17, 2, 24), (12, 17, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # one block of 12: three quads
+    ((1, 18, 2, 24), (6, 18, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # one block of 6: channel by channel
+], ids=["16_to_88", "21_to_20", "17_to_12", "18_to_6"])
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+def test_table_fused_into_pixel_tiles_looks_four_channels_up_at_once(geometry, per_channel):
+    """A random table fused into x86-vnni 1x1s whose rows of pixels fill the lanes (`pixel_tile`):
+    with VBMI a block of a multiple of 4 channels requantizes four channels' vectors, joins
+    their 64 levels and looks them up by one `permuted_entries`; a block of 6 channels looks
+    each channel's 16 levels up. Each matches the int8 reference of the layer then the table,
+    and the generic kernel's, bit for bit."""
+    seed = 700 + geometry[1][0] + per_channel
+    case = with_lookup_table(convolution_case(seed, geometry, per_channel, activation=None), seed)
+    vnni = build(case.body, dict(case.constants))
+    assert " lookup %" in vnni.ir["glowll"]  # the table fused into the layer
+    assert 'microkernel = #glowll.microkernel<"x86-vnni", {byte_permutes}>' in vnni.ir["glowll"]
+    generic = build(case.body, dict(case.constants), target=resolve_target(mattr="-avx512vnni"))
+    for bundle in (vnni, generic):
+        np.testing.assert_array_equal(bundle.run(case.inputs)[case.output], case.expected)
+    assert len(np.unique(case.expected)) > 20
+
+
+@pytest.mark.parametrize("mcpu,channels", [("znver4", 16), ("znver5", 16), ("sapphirerapids", 8),
+                                           ("icelake-server", 8)])
+def test_shallow_pointwise_limit_is_the_cores(mcpu, channels):
+    """glow-compile's x86-vnni selection leaves a 1x1 of at most 16 input channels to
+    vector-pointwise-int8 on an AMD Zen core (it splits a 512-bit operation in two halves) and
+    of at most 8 on others, where x86-vnni was measured faster at 16 (`shallow_pointwise_channels`)."""
+    from glowmlir.backends import PipelineOptions
+    from glowmlir.backends.x86.backend import glowll_passes
+
+    target = resolve_target("x86_64-unknown-linux-gnu", mcpu=mcpu, mattr="+avx512f,+avx512bw,+avx512vnni")
+    [(_, selection)] = glowll_passes(PipelineOptions(target=target))
+    assert target.resolved_cpu == mcpu and selection.shallow_channels == channels
+    assert vnni_layout.shallow_pointwise_channels(mcpu) == channels
+
+
+def test_vector_unit_level_bytes_are_the_host_vector_units_words():
+    """x86-vnni's constants' cost (`VECTOR_UNIT_LEVEL_BYTES`) is what a layer it does not take
+    holds in the host vector unit's int8 kernels: a 1x1's pair words exactly 2 B a level (an
+    even number of input channels), a 3x3's tap pair words more (its odd kernel row padded)."""
+    from glowmlir.backends.host_vector.int8_columns import tap_pair_words
+    from glowmlir.backends.host_vector.int8_pointwise import pair_words
+
+    rng = np.random.default_rng(3)
+    pointwise = rng.integers(-128, 128, (96, 24))
+    assert pair_words(pointwise, 16).nbytes == vnni_layout.VECTOR_UNIT_LEVEL_BYTES * pointwise.size
+    taps = rng.integers(-128, 128, (32, 8, 3, 3))
+    assert tap_pair_words(taps, 16).nbytes > vnni_layout.VECTOR_UNIT_LEVEL_BYTES * taps.size

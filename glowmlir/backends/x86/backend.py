@@ -64,7 +64,8 @@ def glowll_passes(options: PipelineOptions) -> list:
     ratio = GLOW_CONSTANT_RATIO if options.profile_quantized else 0.0
     selection = SelectVnniKernels(lookup_tables=vbmi, depthwise=vbmi, float_forms=True,
                                   fused_multiply_add=has_fma(options.target), constant_ratio=ratio,
-                                  flash_size=options.flash_size)
+                                  flash_size=options.flash_size,
+                                  shallow_channels=layout.shallow_pointwise_channels(options.target.resolved_cpu))
     return [(SelectionOrder.INSTRUCTION_SET, selection)]
 
 

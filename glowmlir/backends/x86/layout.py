@@ -50,11 +50,31 @@ LARGEST_PACKED_INPUT = 512 * 1024
 padding written out) above which a convolution keeps the generic int8 kernel."""
 SHALLOW_POINTWISE_CHANNELS = 16
 """Input channels up to which an unpadded 1x1 convolution of stride 1 over more than one pixel
-is left to the host vector unit's vector-pointwise-int8: four or fewer `vpdpbusd` an output
-vector pay little for the input's copy and the stack tile each block requantizes through
-(PP-OCR-cls-style's expand 1x1s of 8 and 16 input channels on 6x96 and 3x96, Zen 4: x86-vnni
-1.75, 2.60 and 2.06 us, vector-pointwise-int8 1.07, 1.29 and 1.59 us; docs/quantization.md,
-"Stop 60, on a Zen 4 host")."""
+is left to the host vector unit's vector-pointwise-int8 on an AMD Zen core (`shallow_pointwise_channels`):
+four or fewer `vpdpbusd` an output vector pay little for the input's copy and the stack tile each
+block requantizes through (PP-OCR-cls-style's expand 1x1s of 8 and 16 input channels on 6x96 and
+3x96, Zen 4: x86-vnni 1.75, 2.60 and 2.06 us, vector-pointwise-int8 1.07, 1.29 and 1.59 us;
+docs/quantization.md, "Stop 60, on a Zen 4 host")."""
+SHALLOWER_POINTWISE_CHANNELS = 8
+"""`SHALLOW_POINTWISE_CHANNELS` on other cores (Intel's; a CPU not named): there x86-vnni takes a
+1x1 of 16 input channels in 0.85 of vector-pointwise-int8's time or less (16->40 ... 16->104 on
+3x96, an Intel Xeon of AVX-512 VNNI: 0.92-0.94x float against 1.15-1.23x), and loses at 8
+(8->8 ... 8->32: 1.20-1.38x against 1.06-1.16x; docs/quantization.md, "Stop 67")."""
+
+
+def shallow_pointwise_channels(cpu: str) -> int:
+    """The input channels up to which a 1x1 is left to vector-pointwise-int8 on `cpu` (LLVM's
+    name: "znver4" is an AMD Zen 4 core, which executes a 512-bit operation as two 256-bit halves)."""
+    return SHALLOW_POINTWISE_CHANNELS if cpu.startswith("znver") else SHALLOWER_POINTWISE_CHANNELS
+
+
+VECTOR_UNIT_LEVEL_BYTES = 2
+"""Bytes a level of an ungrouped int8 filter takes where x86-vnni does not take the layer: the
+host vector unit's int8 kernels hold it as int16 halves of words (its 1x1s' pair words, 2 B a
+level; its other layers' tap pair words, more where a kernel row's last pair is padded).
+x86-vnni's packed filter (a byte a level, padded to whole blocks) costs constants only beyond
+that (`select_kernels.vnni_packing_cost`): within Glow's constants the PP-OCR cls model's 1x1s
+of 88 to 200 outputs take x86-vnni, and the host build's constants fall 242,880 -> 176,320 B."""
 
 
 def groups(channels: int) -> int:

@@ -87,42 +87,47 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     rewriter.notify_op_modified(op)
 
 
-def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
-    """Whether x86-vnni takes the layer (see the module docstring)."""
+def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
+               shallow_channels: int = vnni_layout.SHALLOW_POINTWISE_CHANNELS) -> bool:
+    """Whether x86-vnni takes the layer (see the module docstring; `shallow_pointwise`'s
+    `shallow_channels`)."""
     if op.microkernel is not None or not is_quantized_instruction(op):
         return False
     if isinstance(op, glowll.FullyConnectedOp):
         return int8_buffers(op.dest, op.input, op.weights)
     return (not glow.is_nhwc(op) and op.group.value.data == 1 and op.residual is None and int8_layer(op)
-            and not shallow_pointwise(op)
+            and not shallow_pointwise(op, shallow_channels)
             and vnni_layout.packed_input_bytes(glow.shape_of(op.input), op.pads.get_values())
             <= vnni_layout.LARGEST_PACKED_INPUT)
 
 
-def shallow_pointwise(op: glowll.ConvolutionOp) -> bool:
-    """An unpadded 1x1 convolution of stride 1 of at most `vnni_layout.SHALLOW_POINTWISE_CHANNELS`
-    input channels over more than one pixel: the host vector unit's vector-pointwise-int8 is
-    faster there."""
+def shallow_pointwise(op: glowll.ConvolutionOp, shallow_channels: int) -> bool:
+    """An unpadded 1x1 convolution of stride 1 of at most `shallow_channels` input channels
+    (`vnni_layout.shallow_pointwise_channels` of the target's CPU) over more than one pixel:
+    the host vector unit's vector-pointwise-int8 is faster there."""
     _, channels, height, width = glow.shape_of(op.input)
-    return (channels <= vnni_layout.SHALLOW_POINTWISE_CHANNELS and height * width > 1
+    return (channels <= shallow_channels and height * width > 1
             and channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
                                    op.pool is not None))
 
 
 def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> PackingCost:
-    """The bytes x86-vnni's packed filter takes over the layer's int8 one (output channels to
-    whole blocks of 16, input channels to groups of 4; the folded bias is the bias's size), and
-    its multiply-accumulates as the cycles it saves (one per MAC: the VNNI kernels' lead over
-    the AVX2 ones is much alike per MAC)."""
+    """The bytes x86-vnni's packed filter takes (output channels to whole blocks of 16, input
+    channels to groups of 4; the folded bias is the bias's size) over what the layer takes
+    without it: a convolution's filter in the host vector unit's int16 words
+    (`vnni_layout.VECTOR_UNIT_LEVEL_BYTES` a level: the packed filter mostly takes fewer), a
+    FullyConnected's int8 weights; and its multiply-accumulates as the cycles it saves (one per
+    MAC: the VNNI kernels' lead over the AVX2 ones is much alike per MAC)."""
     convolution = isinstance(op, glowll.ConvolutionOp)
     filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
     packed = vnni_layout.packed_filter_shape(filter_shape, op.dilations.get_values() if convolution else (1, 1))
-    extra = align(int(np.prod(packed))) - align(op.operands[2].owner.byte_size)
+    unpacked = op.operands[2].owner.byte_size * (vnni_layout.VECTOR_UNIT_LEVEL_BYTES if convolution else 1)
+    extra = align(int(np.prod(packed))) - align(unpacked)
     pixels = int(np.prod(glow.convolution_shape(op)[2:])) if convolution else glow.shape_of(op.input)[0]
     return PackingCost(op, extra, pixels * int(np.prod(filter_shape)))
 
 
-def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | None:
+def packed_within_budget(module: ModuleOp, budget: int | None, shallow_channels: int) -> set[int] | None:
     """The layers (`id`s) whose VNNI filters fit the constants' `budget` (None: every one),
     most MACs per extra byte first (`flash_budget.choose_packed`); the others keep their int8
     filters and the next kernels (AVX2's on such a host)."""
@@ -130,7 +135,7 @@ def packed_within_budget(module: ModuleOp, budget: int | None) -> set[int] | Non
         return None
     costs = []
     for layer in module.walk():
-        if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp) and takes_vnni(layer):
+        if isinstance(layer, glowll.ConvolutionOp | glowll.FullyConnectedOp) and takes_vnni(layer, shallow_channels):
             costs.append(vnni_packing_cost(layer))
     return choose_packed(costs, int8_constants(module), budget)
 
@@ -141,10 +146,12 @@ class PackConvolution(RewritePattern):
     """The layers (`id`s) the constants' budget lets take packed filters (None: every one)."""
     byte_permutes: bool = False
     """As `select_vnni`'s."""
+    shallow_channels: int = vnni_layout.SHALLOW_POINTWISE_CHANNELS
+    """As `shallow_pointwise`'s."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
-        if takes_vnni(op) and (self.packed is None or id(op) in self.packed):
+        if takes_vnni(op, self.shallow_channels) and (self.packed is None or id(op) in self.packed):
             select_vnni(op, rewriter, self.byte_permutes)
 
 
@@ -252,7 +259,9 @@ class SelectVnniKernels(ModulePass):
     vector-elementwise-int8, which takes the forms). Within a constants' budget (`constant_ratio` to the
     int8 constants, or `flash_size`, as `glowll-select-arm-dsp-kernels` takes them:
     `transforms.flash_budget.constants_budget`; 0: none), only the layers whose packed filters fit
-    (`packed_within_budget`)."""
+    (`packed_within_budget`). A 1x1 of at most `shallow_channels` input channels over more
+    than one pixel is left to the host vector unit (`shallow_pointwise`; glow-compile passes
+    `vnni_layout.shallow_pointwise_channels` of the target's CPU)."""
 
     name = "glowll-select-x86-vnni-kernels"
     lookup_tables: bool = False
@@ -261,13 +270,16 @@ class SelectVnniKernels(ModulePass):
     fused_multiply_add: bool = False
     constant_ratio: float = 0.0
     flash_size: int = 0
+    shallow_channels: int = vnni_layout.SHALLOW_POINTWISE_CHANNELS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.constant_ratio < 0 or self.flash_size < 0:
             raise GlowError(f"{self.name}{{constant-ratio={self.constant_ratio} flash-size={self.flash_size}}}: "
                             "expected 0 (no budget) or a positive ratio or size")
-        packed = packed_within_budget(op, constants_budget(int8_constants(op), self.constant_ratio, self.flash_size))
-        PatternRewriteWalker(PackConvolution(packed, self.lookup_tables), apply_recursively=False).rewrite_module(op)
+        budget = constants_budget(int8_constants(op), self.constant_ratio, self.flash_size)
+        packed = packed_within_budget(op, budget, self.shallow_channels)
+        PatternRewriteWalker(PackConvolution(packed, self.lookup_tables, self.shallow_channels),
+                             apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(packed, self.lookup_tables), apply_recursively=False).rewrite_module(op)
         elementwise = (SelectElementwiseWithoutFloatForm(self.fused_multiply_add) if self.float_forms
                        else SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS))
