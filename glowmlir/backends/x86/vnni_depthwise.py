@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
-from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, tables_in_registers
+from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, joined_vectors, tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -221,14 +221,7 @@ class JoinedOutputs:
             levels = [self.step.bounded(ordered_bytes(b, [self.step.level(total) for total in totals], AVX512_PACKS))]
         else:
             levels = [self.step.narrowed(self.step.level(total), storage) for total in totals]
-        while len(levels) > 1:  # halves joined into vectors twice as wide, an odd one with zeros
-            if len(levels) % 2:
-                levels.append(b.int_value(0, levels[-1].type))
-            width = 2 * levels[0].type.get_shape()[0]
-            levels = [b.emit(llvm.ShuffleVectorOp(low, high, DenseArrayBase.from_list(i32, list(range(width))),
-                                                  VectorType(storage, [width])))
-                      for low, high in zip(levels[::2], levels[1::2])]
-        joined = looked_up(b, self.table, levels[0])
+        joined = looked_up(b, self.table, joined_vectors(b, levels))
         lanes = joined.type.get_shape()[0]
         store_vector(b, joined, view, indices, None if count == lanes else [lane < count for lane in range(lanes)])
 

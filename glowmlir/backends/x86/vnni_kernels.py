@@ -378,7 +378,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                     j = b.add(b.mul(quad.index, 4), k)
                     step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(b.add(channels[0], j)))
                     levels.append(step.narrowed(step.level(load_vector(b, sums_tile, [j, 0], LANES)), storage))
-                store_vector(b, domain.lookup_table.look_up(joined(b, levels)), stored_tile.reshaped(
+                store_vector(b, domain.lookup_table.look_up(joined_vectors(b, levels)), stored_tile.reshaped(
                     (LANES * LANES,), (1,)), [b.mul(quad.index, 4 * LANES)])
         else:
             with b.loop(0, len(channels)) as j:
@@ -402,14 +402,17 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         tile(x0, size)
 
 
-def joined(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
-    """Vectors of one type, one after the other in one vector (a power of two of them)."""
+def joined_vectors(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
+    """Vectors of one type one after the other in one vector: halves joined into vectors twice
+    as wide, an odd one with zeros."""
     while len(vectors) > 1:
-        count = vectors[0].type.get_shape()[0]
-        both = VectorType(vectors[0].type.element_type, [2 * count])
-        order = DenseArrayBase.from_list(i32, list(range(2 * count)))
-        vectors = [b.emit(llvm.ShuffleVectorOp(first, second, order, both))
-                   for first, second in zip(vectors[::2], vectors[1::2])]
+        if len(vectors) % 2:
+            vectors = [*vectors, b.int_value(0, vectors[-1].type)]
+        width = 2 * vectors[0].type.get_shape()[0]
+        both = VectorType(vectors[0].type.element_type, [width])
+        order = DenseArrayBase.from_list(i32, list(range(width)))
+        vectors = [b.emit(llvm.ShuffleVectorOp(low, high, order, both))
+                   for low, high in zip(vectors[::2], vectors[1::2])]
     return vectors[0]
 
 
