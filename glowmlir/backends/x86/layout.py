@@ -55,11 +55,12 @@ four or fewer `vpdpbusd` an output vector pay little for the input's copy and th
 block requantizes through (PP-OCR-cls-style's expand 1x1s of 8 and 16 input channels on 6x96 and
 3x96, Zen 4: x86-vnni 1.75, 2.60 and 2.06 us, vector-pointwise-int8 1.07, 1.29 and 1.59 us;
 docs/quantization.md, "Stop 60, on a Zen 4 host")."""
-SHALLOWER_POINTWISE_CHANNELS = 8
-"""`SHALLOW_POINTWISE_CHANNELS` on other cores (Intel's; a CPU not named): there x86-vnni takes a
-1x1 of 16 input channels in 0.85 of vector-pointwise-int8's time or less (16->40 ... 16->104 on
-3x96, an Intel Xeon of AVX-512 VNNI: 0.92-0.94x float against 1.15-1.23x), and loses at 8
-(8->8 ... 8->32: 1.20-1.38x against 1.06-1.16x; docs/quantization.md, "Stop 67")."""
+SHALLOWER_POINTWISE_CHANNELS = 0
+"""`SHALLOW_POINTWISE_CHANNELS` on other cores (Intel's; a CPU not named): none. There x86-vnni
+takes every 1x1 faster than vector-pointwise-int8 since its per-tensor layers have float output
+steps in registers (`vnni_kernels.channel_rows`' pixel tiles), 8 input channels too (8->8 on
+24x96, 8->24 on 12x96, 8->32 on 6x96, an Intel Xeon of AVX-512 VNNI: 0.96, 0.82 and 0.94x float
+against vector-pointwise-int8's 1.10, 1.05 and 1.19x; docs/quantization.md, "Stop 67")."""
 
 
 def shallow_pointwise_channels(cpu: str) -> int:

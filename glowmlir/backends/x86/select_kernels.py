@@ -58,11 +58,14 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
 def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter,
-                byte_permutes: bool = False) -> None:
+                byte_permutes: bool = False, fused_multiply_add: bool = False) -> None:
     """Packs the op's constant filter, seen as OIHW (a FullyConnected's [O, C] as [O, C, 1,
     1]; a convolution keeps the shape as `filter_shape`), and folds its bias for the VNNI
     kernel, if both are constants and the bias is in accumulator units; `byte_permutes` (a
-    VBMI target) marks the kernel's `vnni_layout.BYTE_PERMUTES`."""
+    VBMI target) marks the kernel's `vnni_layout.BYTE_PERMUTES`. A per-tensor convolution takes
+    a float output step where one is proved (`mark_float_step`, fused on a target with
+    `fused_multiply_add`): a conversion, a `vfmadd` and a conversion back a vector, not the
+    integer step's 64-bit products of even and odd lanes."""
     weight, bias = op.operands[2].owner, accumulator_bias(op)
     if not isinstance(weight, glowll.WeightOp) or weight.value is None or bias is None:
         return
@@ -73,6 +76,8 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
     mark_narrow_requantization(op, centred_rows(levels, filter_type))
+    if convolution:
+        mark_float_step(op, centred_rows(levels, filter_type), fused_multiply_add)
     dilations = op.dilations.get_values() if convolution else (1, 1)
     packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
@@ -148,11 +153,13 @@ class PackConvolution(RewritePattern):
     """As `select_vnni`'s."""
     shallow_channels: int = vnni_layout.SHALLOW_POINTWISE_CHANNELS
     """As `shallow_pointwise`'s."""
+    fused_multiply_add: bool = False
+    """As `select_vnni`'s."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: glowll.ConvolutionOp, rewriter: PatternRewriter) -> None:
         if takes_vnni(op, self.shallow_channels) and (self.packed is None or id(op) in self.packed):
-            select_vnni(op, rewriter, self.byte_permutes)
+            select_vnni(op, rewriter, self.byte_permutes, self.fused_multiply_add)
 
 
 @dataclass
@@ -278,8 +285,8 @@ class SelectVnniKernels(ModulePass):
                             "expected 0 (no budget) or a positive ratio or size")
         budget = constants_budget(int8_constants(op), self.constant_ratio, self.flash_size)
         packed = packed_within_budget(op, budget, self.shallow_channels)
-        PatternRewriteWalker(PackConvolution(packed, self.lookup_tables, self.shallow_channels),
-                             apply_recursively=False).rewrite_module(op)
+        convolutions = PackConvolution(packed, self.lookup_tables, self.shallow_channels, self.fused_multiply_add)
+        PatternRewriteWalker(convolutions, apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(PackFullyConnected(packed, self.lookup_tables), apply_recursively=False).rewrite_module(op)
         elementwise = (SelectElementwiseWithoutFloatForm(self.fused_multiply_add) if self.float_forms
                        else SelectInt8Elementwise(vnni_layout.ELEMENTWISE_MICROKERNEL, vnni_layout.ELEMENTWISE_KINDS))

@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
-from glowmlir.backends.x86.vnni_kernels import VECTOR, dot_accumulate, joined_vectors, tables_in_registers
+from glowmlir.backends.x86.vnni_kernels import AVX512_PACKS, VECTOR, dot_accumulate, joined_vectors, tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -185,9 +185,6 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
         else:
             channel(sums)
 
-
-AVX512_PACKS = ("llvm.x86.avx512.packssdw.512", "llvm.x86.avx512.packsswb.512")
-"""AVX-512's saturating packs (`saturating_packs.Packs`)."""
 
 JOINED_VECTORS = 4
 """Vectors of 16 consecutive outputs a fused table looks up at once: 64 levels, two `vpermi2b`

@@ -79,6 +79,7 @@ from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
 from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.saturating_packs import ordered_bytes
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import (
     in_runs,
@@ -97,6 +98,10 @@ REGISTERS = 32
 """zmm registers: a tile's accumulators, a kernel row's weights and one broadcast word."""
 FULLY_CONNECTED_CHAINS = 4
 """Independent accumulators of a block of FullyConnected outputs (vpdpbusd's latency)."""
+
+
+AVX512_PACKS = ("llvm.x86.avx512.packssdw.512", "llvm.x86.avx512.packsswb.512")
+"""AVX-512's saturating packs (`saturating_packs.Packs`)."""
 
 
 def dot_accumulate(b: KernelBuilder, total: SSAValue, unsigned: SSAValue, signed: SSAValue) -> SSAValue:
@@ -333,6 +338,27 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
+    def in_registers(totals: list[SSAValue], x0: Index) -> None:
+        """A per-tensor float step's outputs (a conversion, a `vfmadd`, a conversion back: the
+        step is one copy a channel, not a loop through the stack tiles), each stored into its
+        channel's row; a table in registers looks four channels' levels up at once."""
+        step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channels[0]))
+        if not isinstance(domain.lookup_table, PermutedTable):
+            for into, total in zip(outputs, totals):
+                store_vector(b, step.output(total, storage), into.view, into.at(x0))
+            return
+        for first in range(0, len(totals), 4):
+            quad = [step.level(total) for total in totals[first:first + 4]]
+            if len(quad) == 4:  # three packs and a permute (`ordered_bytes`), not four narrows and three joins
+                levels = step.bounded(ordered_bytes(b, quad, AVX512_PACKS))
+            else:
+                levels = joined_vectors(b, [step.narrowed(level, storage) for level in quad])
+            entries = domain.lookup_table.look_up(levels)
+            for k, into in enumerate(outputs[first:first + len(quad)]):
+                order = DenseArrayBase.from_list(i32, list(range(k * LANES, (k + 1) * LANES)))
+                row = b.emit(llvm.ShuffleVectorOp(entries, entries, order, VectorType(storage, [LANES])))
+                store_vector(b, row, into.view, into.at(x0))
+
     def pixel_tile(x0: Index) -> None:
         """16 adjacent pixels from x0 in the lanes, an accumulator a channel of the block: per
         kernel row, group of four input channels and kernel column, one load of the pixels'
@@ -367,6 +393,9 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         if keep_accumulators:
             for into, total in zip(outputs, totals):
                 store_vector(b, total, into.view, into.at(x0))
+            return
+        if output_row is None and getattr(op, "float_step", None) is not None:
+            in_registers(totals, x0)
             return
         for j, total in enumerate(totals):
             store_vector(b, total, sums_tile, [j, 0])
