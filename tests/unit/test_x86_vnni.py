@@ -291,3 +291,17 @@ def test_vector_unit_level_bytes_are_the_host_vector_units_words():
     assert pair_words(pointwise, 16).nbytes == vnni_layout.VECTOR_UNIT_LEVEL_BYTES * pointwise.size
     taps = rng.integers(-128, 128, (32, 8, 3, 3))
     assert tap_pair_words(taps, 16).nbytes > vnni_layout.VECTOR_UNIT_LEVEL_BYTES * taps.size
+
+
+@needs_vnni
+@pytest.mark.parametrize("name,table", [("3x3_stride2_wide", True), ("one_channel_3x3", True),
+                                        ("one_pixel_rows", False), ("3x3_pad1", False)])
+def test_per_channel_float_step_tables_only_where_every_row_is_a_pixel_tile(name, table):
+    """A per-channel x86-vnni convolution takes a float step table (`mark_channel_float_steps`)
+    only where every output row is in tiles of 16 pixels (`pixel_tiles_only`: rows of 16
+    outputs or more), which requantize a channel a vector; narrower rows keep the integer
+    table (their lanes are 16 channels). Outputs are the reference's either way."""
+    case = convolution_case(550 + list(GEOMETRIES).index(name), GEOMETRIES[name], True)
+    bundle = build(case.body, dict(case.constants))
+    assert ("float_step_table" in bundle.ir["glowll"]) == table
+    all_match_the_reference([bundle.run(case.inputs)[case.output]], case)

@@ -38,9 +38,11 @@ from glowmlir.transforms.select_kernels import insert_weight
 
 
 def takes_record(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
-    """A generated (NCHW) int8 Convolution or FullyConnected without a record yet."""
+    """A generated (NCHW) int8 Convolution or FullyConnected without a record yet, and without
+    a per-channel float step table (`float_step_table`: its steps, proved at compile time, bound
+    the kernel's code, which a record's data would not)."""
     weights = op.operands[2]
-    return (op.parameters is None and not glow.is_nhwc(op)
+    return (op.parameters is None and not glow.is_nhwc(op) and getattr(op, "float_step_table", None) is None
             and all(is_quantized(v.type) for v in (op.dest, op.input, weights, op.bias)))
 
 

@@ -51,6 +51,7 @@ from glowmlir.transforms.int8_kernel_selection import (
     accumulator_bias,
     int8_buffers,
     int8_layer,
+    mark_channel_float_steps,
     mark_float_step,
     mark_narrow_requantization,
 )
@@ -58,11 +59,13 @@ from glowmlir.transforms.select_kernels import erase_if_unused, insert_weight
 
 
 def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: PatternRewriter,
-                byte_permutes: bool = False, fused_multiply_add: bool = False) -> None:
+                byte_permutes: bool = False, fused_multiply_add: bool | None = None) -> None:
     """Packs the op's constant filter, seen as OIHW (a FullyConnected's [O, C] as [O, C, 1,
     1]; a convolution keeps the shape as `filter_shape`), and folds its bias for the VNNI
     kernel, if both are constants and the bias is in accumulator units; `byte_permutes` (a
-    VBMI target) marks the kernel's `vnni_layout.BYTE_PERMUTES`. A per-tensor convolution takes
+    VBMI target) marks the kernel's `vnni_layout.BYTE_PERMUTES`. With `fused_multiply_add`
+    given (the per-layer kernel's selection, not the size-first kernel's, whose numbers are
+    data), a per-tensor convolution takes
     a float output step where one is proved (`mark_float_step`, fused on a target with
     `fused_multiply_add`): a conversion, a `vfmadd` and a conversion back a vector, not the
     integer step's 64-bit products of even and odd lanes."""
@@ -76,8 +79,10 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
     mark_narrow_requantization(op, centred_rows(levels, filter_type))
-    if convolution:
+    if convolution and fused_multiply_add is not None:
         mark_float_step(op, centred_rows(levels, filter_type), fused_multiply_add)
+        if pixel_tiles_only(op):
+            mark_channel_float_steps(op, centred_rows(levels, filter_type), fused_multiply_add, rewriter)
     dilations = op.dilations.get_values() if convolution else (1, 1)
     packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
@@ -90,6 +95,18 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     erase_if_unused(weight, rewriter)
     erase_if_unused(bias, rewriter)
     rewriter.notify_op_modified(op)
+
+
+def pixel_tiles_only(op: glowll.ConvolutionOp) -> bool:
+    """Whether x86-vnni's every output row of the convolution is in tiles of 16 pixels in the
+    lanes (`vnni_kernels.pixels_in_lanes`: an unpadded 1x1 of stride 1 over 16 pixels or more,
+    one row a channel, or rows of 16 outputs or more), with no fused pool: the rows whose
+    outputs a per-channel float step table requantizes (a channel a vector)."""
+    if op.pool is not None:
+        return False
+    height, width = glow.convolution_shape(op)[2:]
+    one_row = channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(), False)
+    return (height * width if one_row else width) >= vnni_layout.LANES
 
 
 def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp,

@@ -78,7 +78,7 @@ from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
-from glowmlir.lowering.requantization import LaneRequantization
+from glowmlir.lowering.requantization import LaneRequantization, channel_step
 from glowmlir.lowering.saturating_packs import ordered_bytes
 from glowmlir.lowering.vector_channels import transpose
 from glowmlir.lowering.vector_columns import (
@@ -339,16 +339,24 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
     def in_registers(totals: list[SSAValue], x0: Index) -> None:
-        """A per-tensor float step's outputs (a conversion, a `vfmadd`, a conversion back: the
-        step is one copy a channel, not a loop through the stack tiles), each stored into its
-        channel's row; a table in registers looks four channels' levels up at once."""
-        step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channels[0]))
+        """A float step's outputs (a conversion, a `vfmadd`, a conversion back: the step is one
+        copy a channel, not a loop through the stack tiles; a `float_step_table` layer's
+        channel's three singles loaded, `channel_step`), each stored into its channel's row; a
+        table in registers looks four channels' levels up at once."""
+        if op.float_step_table is None:
+            steps = [LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channels[0]))] * len(totals)
+        else:
+            requantization, fused = domain.requantization, op.float_step_table.value.data == 1
+            steps = [LaneRequantization(b, domain, VECTOR, 0, 0, channel=channel_step(
+                b, requantization.table, b.add(channels[0], j), requantization.numbers, fused))
+                for j in range(len(totals))]
         if not isinstance(domain.lookup_table, PermutedTable):
-            for into, total in zip(outputs, totals):
+            for into, step, total in zip(outputs, steps, totals):
                 store_vector(b, step.output(total, storage), into.view, into.at(x0))
             return
         for first in range(0, len(totals), 4):
-            quad = [step.level(total) for total in totals[first:first + 4]]
+            step = steps[first]  # `bounded`: the activation's bounds, every channel's
+            quad = [steps[first + k].level(total) for k, total in enumerate(totals[first:first + 4])]
             if len(quad) == 4:  # three packs and a permute (`ordered_bytes`), not four narrows and three joins
                 levels = step.bounded(ordered_bytes(b, quad, AVX512_PACKS))
             else:
@@ -394,7 +402,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
             for into, total in zip(outputs, totals):
                 store_vector(b, total, into.view, into.at(x0))
             return
-        if output_row is None and getattr(op, "float_step", None) is not None:
+        if output_row is None and (op.float_step is not None or op.float_step_table is not None):
             in_registers(totals, x0)
             return
         for j, total in enumerate(totals):
