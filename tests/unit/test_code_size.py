@@ -259,18 +259,22 @@ def test_a_size_first_build_tells_the_dsp_kernels_their_loop_pairs(board, level,
 def test_equal_shaped_int8_layers_share_one_kernel_on_a_vnni_host_at_o3():
     """At -O3 on a host with AVX-512 VNNI, only layers with an equal-shaped partner get records
     (`glowll-quantization-records{partnered}`, after the kernel selection, so that
-    filters packed alike are what makes partners): two depthwise layers of one shape, each
-    with its own scales and zero points, share one kernel; two 3x3 convolutions of one shape whose
-    input zero points differ (which the VNNI kernel compiles in) keep a kernel each and no
-    record, and so does a layer of a shape of its own. Every output is the reference's."""
+    filters packed alike are what makes partners): two per-channel 3x3 convolutions of one
+    shape and input zero point (which the VNNI kernel compiles in), each with its own scales,
+    on rows narrower than 16 (their integer requantization tables: no float step table, as
+    `pixel_tiles_only`), share one kernel. Two per-channel depthwise layers of one shape take
+    proved float step tables (`float_step_table`), which no record holds: a kernel each; so
+    does a layer of a shape of its own. Every output is the reference's."""
     depthwise, convolution = CONVOLUTIONS["depthwise"], CONVOLUTIONS["3x3_pad1"]
     cases = [convolution_case(21, depthwise, per_channel=True, activation="relu", suffix="_a"),
              convolution_case(22, depthwise, per_channel=True, activation="relu", suffix="_b"),
-             convolution_case(23, convolution, suffix="_c"), convolution_case(24, convolution, suffix="_d"),
+             convolution_case(23, convolution, per_channel=True, suffix="_c", input_offset=5),
+             convolution_case(24, convolution, per_channel=True, suffix="_d", input_offset=5),
              convolution_case(25, CONVOLUTIONS["stride2"], suffix="_e")]
     bundle = run_cases(cases, None)
     records = re.findall(r'"(\w+)_parameters" \{value = dense<\[([^\]]*)\]>', bundle.ir["glowll"])
-    assert [name for name, _ in records] == ["w_a", "w_b"] and records[0][1] != records[1][1]
+    assert [name for name, _ in records] == ["w_c_vnni", "w_d_vnni"] and records[0][1] != records[1][1]
+    assert bundle.ir["glowll"].count("float_step_table") == 2
     assert len(kernel_names(bundle, "convolution")) == 4
 
 

@@ -224,14 +224,14 @@ def test_add_sub_and_mul_of_a_float_form_are_left_to_the_vector_unit(op, a_shape
 
 @needs_vbmi
 def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
-    """Two per-channel depthwise layers of one shape share one kernel through their records
-    (`glowll-quantization-records{partnered}`), whatever their levels: a channel's parts are
-    decided at run time. Two per-tensor ones, one whose levels less its zero point leave int8
-    and one of zero point 0, each keep their compiled numbers and their own proved float
-    output step (faster than a record's run-time step): two kernels. All outputs are the
-    reference's."""
+    """Equal-shaped depthwise layers with a record share one kernel
+    (`glowll-quantization-records{partnered}`; lit quantization_records_partnered.mlir). Layers
+    with proved float output steps (faster than a record's run-time step) get no record: two
+    per-tensor ones, one whose levels less its zero point leave int8 and one of zero point 0,
+    each keep their compiled numbers and float step, two per-channel ones their float step
+    tables (`float_step_table`): two kernels each time. All outputs are the reference's."""
     geometry = GEOMETRIES["3x3_pad1_ds_cnn"]
-    for per_channel, kernels in ((True, 1), (False, 2)):
+    for per_channel, kernels in ((True, 2), (False, 2)):
         cases = [convolution_case(903, geometry, per_channel, suffix="_a"),
                  convolution_case(1006, geometry, per_channel, suffix="_b")]
         bundle = build("".join(case.body for case in cases),
@@ -240,7 +240,8 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
         for case in cases:
             all_match_the_reference([outputs[case.output]], case)
         glowll = bundle.ir["glowll"]
-        assert glowll.count(KERNEL) == 2 and glowll.count("float_step") == 2 * (not per_channel)
+        assert glowll.count(KERNEL) == 2 and glowll.count("float_step_table") == 2 * per_channel
+        assert glowll.count("float_step =") == 2 * (not per_channel) and "parameters" not in glowll
         assert len(re.findall(r'glowll.weight "w_\w"[^\n]*memref<64x1x3x3x', glowll)) == 2
         assert len([name for name in function_ranges(bundle.object_code) if name.endswith("_convolution")]) == kernels
 

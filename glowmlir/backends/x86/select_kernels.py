@@ -227,6 +227,7 @@ class PackDepthwise(RewritePattern):
         channel_taps = centred.reshape(channels, -1)
         mark_narrow_requantization(op, channel_taps)
         mark_float_step(op, channel_taps, self.fused_multiply_add)
+        mark_channel_float_steps(op, channel_taps, self.fused_multiply_add, rewriter)
         folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
         op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                        stored_as(op.bias.type.element_type, i32))

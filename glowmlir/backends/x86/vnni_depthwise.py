@@ -40,7 +40,14 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
 from xdsl.ir import SSAValue
 
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
-from glowmlir.backends.x86.vnni_kernels import AVX512_PACKS, VECTOR, dot_accumulate, joined_vectors, tables_in_registers
+from glowmlir.backends.x86.vnni_kernels import (
+    AVX512_PACKS,
+    VECTOR,
+    dot_accumulate,
+    joined_vectors,
+    output_step,
+    tables_in_registers,
+)
 from glowmlir.dialects import glowll
 from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -168,7 +175,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     form = form_of(geometry)
     with b.loops([n_size, channels]) as (n, c):
         start = b.splat(b.load(bias, [c]), VECTOR)
-        step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(c))
+        step = output_step(b, domain, op, c)
         sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None,
                            geometry.column_words() if form is emit_short_plane else ())
 

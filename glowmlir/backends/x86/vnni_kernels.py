@@ -269,6 +269,18 @@ def packed_words(b: KernelBuilder, packed: View) -> View:
     return View(base, shape, tuple(stride // GROUP for stride in packed.strides[:5]), 0, i32)
 
 
+def output_step(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp,
+                channel: Index) -> LaneRequantization:
+    """The output step of `channel`'s vectors: a `float_step_table` layer's channel singles
+    loaded (`requantization.channel_step`), else the layer's numbers (its proved float step
+    where it has one, `LaneRequantization.float_step`)."""
+    if op.float_step_table is None:
+        return LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channel))
+    requantization = domain.requantization
+    return LaneRequantization(b, domain, VECTOR, 0, 0, channel=channel_step(
+        b, requantization.table, channel, requantization.numbers, op.float_step_table.value.data == 1))
+
+
 def block_requantization(b: KernelBuilder, domain: ArithmeticDomain, bias: View, first: Index,
              count: Index) -> tuple[SSAValue, LaneRequantization]:
     """The bias vector of a block of `count` output channels from `first` (lanes past them
@@ -343,13 +355,7 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         copy a channel, not a loop through the stack tiles; a `float_step_table` layer's
         channel's three singles loaded, `channel_step`), each stored into its channel's row; a
         table in registers looks four channels' levels up at once."""
-        if op.float_step_table is None:
-            steps = [LaneRequantization(b, domain, VECTOR, *domain.requantization.of(channels[0]))] * len(totals)
-        else:
-            requantization, fused = domain.requantization, op.float_step_table.value.data == 1
-            steps = [LaneRequantization(b, domain, VECTOR, 0, 0, channel=channel_step(
-                b, requantization.table, b.add(channels[0], j), requantization.numbers, fused))
-                for j in range(len(totals))]
+        steps = [output_step(b, domain, op, b.add(channels[0], j)) for j in range(len(totals))]
         if not isinstance(domain.lookup_table, PermutedTable):
             for into, step, total in zip(outputs, steps, totals):
                 store_vector(b, step.output(total, storage), into.view, into.at(x0))
