@@ -14,9 +14,12 @@ take the input channels four at a time (`backends.x86.layout`):
   (`pixel_tile`), an accumulator for each output channel of the block: per kernel row,
   group of input channels and kernel column, one load of the pixels' words into every
   channel's accumulator by its weight word broadcast; each accumulator, a vector of its
-  channel's pixels, is requantized in a loop over the block's channels through a stack tile
-  (one copy of the output step, not 16: MobileNetV3-style's int8 code 75 KB -> 56 KB), then
-  stored as it is;
+  channel's pixels, is requantized and stored as it is: by a proved float output step in
+  registers, a copy a channel (`in_registers`: a conversion, a `vfmadd`, a conversion back;
+  a per-channel layer's `float_step_table` singles loaded a channel; a fused table looked up
+  four channels' 64 levels at once), else by the integer step in a loop over the block's
+  channels through a stack tile (one copy of that longer step, not 16: MobileNetV3-style's
+  int8 code 75 KB -> 56 KB);
 * a narrower row takes tiles of up to 16 adjacent output pixels times one vector of 16
   output channels (`tile`), each pixel's accumulator a zmm register: per kernel row and
   group of input channels it loads the kernel row's weight vectors once, then broadcasts
@@ -321,8 +324,9 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
     stored_tile = View(b.alloca(LANES * LANES, storage), (LANES, LANES), (LANES, 1), 0, storage)
 
     def tile(x0: Index, count: int) -> None:
-        """`count` pixels from x0: the taps, then the output step pixel by pixel through the
-        stack (a loop, not `count` copies of its code), then the transposition."""
+        """`count` pixels from x0: the taps, then the output step pixel by pixel (a proved float
+        step in registers; the integer one through the stack, a loop, not `count` copies of
+        its code), then the transposition."""
         left = b.mul(x0, sx)
         starts = [bias_vector if sums is None else
                   b.int_sub(bias_vector, b.splat(b.load(sums, [n, y, b.add(x0, p)]), VECTOR)) for p in range(count)]
@@ -338,15 +342,18 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                         totals[p] = dot_accumulate(b, totals[p], word, weights[kx])
                 g.next(*totals)
             ky.next(*g.results)
-        for p, total in enumerate(ky.results):
-            store_vector(b, total, sums_tile, [p, 0])
-        if not keep_accumulators:
-            with b.loop(0, count) as p:
-                total = load_vector(b, sums_tile, [p.index, 0], LANES)
-                store_vector(b, step.output(total, storage), stored_tile, [p.index, 0])
         stored = None if count == LANES else [lane < count for lane in range(LANES)]
-        pixel_rows = [load_vector(b, sums_tile if keep_accumulators else stored_tile, [p, 0], LANES)
-                      for p in range(count)]
+        if op.float_step is not None and not keep_accumulators:  # a few instructions a pixel: in registers
+            pixel_rows = [step.output(total, storage) for total in ky.results]
+        else:
+            for p, total in enumerate(ky.results):
+                store_vector(b, total, sums_tile, [p, 0])
+            if not keep_accumulators:
+                with b.loop(0, count) as p:
+                    total = load_vector(b, sums_tile, [p.index, 0], LANES)
+                    store_vector(b, step.output(total, storage), stored_tile, [p.index, 0])
+            pixel_rows = [load_vector(b, sums_tile if keep_accumulators else stored_tile, [p, 0], LANES)
+                          for p in range(count)]
         for into, pixels_of_channel in zip(outputs, transpose(b, pixel_rows)):
             store_vector(b, pixels_of_channel, into.view, into.at(x0), stored)
 
