@@ -70,12 +70,12 @@ def shallow_pointwise_channels(cpu: str) -> int:
 
 
 VECTOR_UNIT_LEVEL_BYTES = 2
-"""Bytes a level of an ungrouped int8 filter takes where x86-vnni does not take the layer: the
-host vector unit's int8 kernels hold it as int16 halves of words (its 1x1s' pair words, 2 B a
-level; its other layers' tap pair words, more where a kernel row's last pair is padded).
-x86-vnni's packed filter (a byte a level, padded to whole blocks) costs constants only beyond
-that (`select_kernels.vnni_packing_cost`): within Glow's constants the PP-OCR cls model's 1x1s
-of 88 to 200 outputs take x86-vnni, and the host build's constants fall 242,880 -> 176,320 B."""
+"""Bytes a level of an unpooled, unpadded 1x1 filter of stride 1 takes where x86-vnni does not
+take the layer: the host vector unit's vector-pointwise-int8 holds it as int16 halves of pair
+words, 2 B a level. x86-vnni's packed filter (a byte a level, padded to whole blocks) costs
+constants only beyond that (`select_kernels.vnni_packing_cost`): within Glow's constants the
+PP-OCR cls model's 1x1s of 88 to 200 outputs take x86-vnni, and the host build's constants
+fall 243,648 -> 175,424 B."""
 
 
 def groups(channels: int) -> int:

@@ -136,14 +136,18 @@ def shallow_pointwise(op: glowll.ConvolutionOp, shallow_channels: int) -> bool:
 def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> PackingCost:
     """The bytes x86-vnni's packed filter takes (output channels to whole blocks of 16, input
     channels to groups of 4; the folded bias is the bias's size) over what the layer takes
-    without it: a convolution's filter in the host vector unit's int16 words
-    (`vnni_layout.VECTOR_UNIT_LEVEL_BYTES` a level: the packed filter mostly takes fewer), a
-    FullyConnected's int8 weights; and its multiply-accumulates as the cycles it saves (one per
-    MAC: the VNNI kernels' lead over the AVX2 ones is much alike per MAC)."""
+    without it: an unpooled, unpadded 1x1 of stride 1 its filter in the host vector unit's
+    int16 words (vector-pointwise-int8 takes every such layer: `vnni_layout.
+    VECTOR_UNIT_LEVEL_BYTES` a level, so the packed filter mostly takes fewer), any other
+    layer its int8 filter (LeNet's pooled 5x5s keep the generic kernel); and its
+    multiply-accumulates as the cycles it saves (one per MAC: the VNNI kernels' lead over the
+    AVX2 ones is much alike per MAC)."""
     convolution = isinstance(op, glowll.ConvolutionOp)
     filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
     packed = vnni_layout.packed_filter_shape(filter_shape, op.dilations.get_values() if convolution else (1, 1))
-    unpacked = op.operands[2].owner.byte_size * (vnni_layout.VECTOR_UNIT_LEVEL_BYTES if convolution else 1)
+    words = convolution and channel_is_one_row(filter_shape, op.strides.get_values(), op.pads.get_values(),
+                                               op.pool is not None)
+    unpacked = op.operands[2].owner.byte_size * (vnni_layout.VECTOR_UNIT_LEVEL_BYTES if words else 1)
     extra = align(int(np.prod(packed))) - align(unpacked)
     pixels = int(np.prod(glow.convolution_shape(op)[2:])) if convolution else glow.shape_of(op.input)[0]
     return PackingCost(op, extra, pixels * int(np.prod(filter_shape)))
