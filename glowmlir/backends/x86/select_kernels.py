@@ -3,8 +3,9 @@
 On an x86-64 target with AVX-512 VNNI and BW (`glow-compile` adds the pass for such a host,
 or `-mattr=+avx512vnni,+avx512bw`; see `target.has_avx512_vnni`), every int8 NCHW ungrouped
 `glowll.convolution` with a constant filter and bias in accumulator units whose input copy
-fits `vnni_layout.LARGEST_PACKED_INPUT` (but a shallow 1x1, `shallow_pointwise`: the host
-vector unit's vector-pointwise-int8 is faster), and every such `glowll.fully_connected`, gets
+fits `vnni_layout.LARGEST_PACKED_INPUT` (but, on an AMD Zen core, a shallow 1x1,
+`shallow_pointwise`: the host vector unit's vector-pointwise-int8 was faster there), and every
+such `glowll.fully_connected`, gets
 `microkernel = "x86-vnni"` (`backends.x86.vnni_kernels`: 16 output channels in the lanes of a zmm
 register, input channels four at a time, one `vpdpbusd` for 64 products). The filter is
 re-laid at compile time (`vnni_layout.pack_filter`; `filter_shape` keeps the OIHW shape) and
