@@ -79,11 +79,12 @@ def select_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, rewriter: Pa
     levels = array_from_dense(weight.value).reshape(filter_shape)
     folded = vnni_layout.folded_bias(array_from_dense(bias.value), levels, op.input.type.element_type.offset,
                                      weight_zero_point(filter_type))
-    mark_narrow_requantization(op, centred_rows(levels, filter_type))
+    centred = centred_rows(levels, filter_type)
+    mark_narrow_requantization(op, centred)
     if convolution and fused_multiply_add is not None:
-        mark_float_step(op, centred_rows(levels, filter_type), fused_multiply_add)
+        mark_float_step(op, centred, fused_multiply_add)
         if pixel_tiles_only(op):
-            mark_channel_float_steps(op, centred_rows(levels, filter_type), fused_multiply_add, rewriter)
+            mark_channel_float_steps(op, centred, fused_multiply_add, rewriter)
     dilations = op.dilations.get_values() if convolution else (1, 1)
     packed = vnni_layout.pack_filter(levels, dilations, convolution and vnni_layout.last_block_overlaps(filter_shape))
     op.operands[2] = insert_weight(f"{weight.name_.data}_vnni", packed, op, rewriter, filter_type)
@@ -106,8 +107,15 @@ def pixel_tiles_only(op: glowll.ConvolutionOp) -> bool:
     if op.pool is not None:
         return False
     height, width = glow.convolution_shape(op)[2:]
-    one_row = channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(), False)
-    return (height * width if one_row else width) >= vnni_layout.LANES
+    return (height * width if one_row_per_channel(op) else width) >= vnni_layout.LANES
+
+
+def one_row_per_channel(op: glowll.ConvolutionOp) -> bool:
+    """An unpooled, unpadded 1x1 of stride 1, each channel's pixels one row
+    (`vector_layout.channel_is_one_row`): the host vector unit's vector-pointwise-int8 takes
+    every such layer."""
+    return channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
+                              op.pool is not None)
 
 
 def takes_vnni(op: glowll.ConvolutionOp | glowll.FullyConnectedOp,
@@ -129,16 +137,14 @@ def shallow_pointwise(op: glowll.ConvolutionOp, shallow_channels: int) -> bool:
     (`vnni_layout.shallow_pointwise_channels` of the target's CPU) over more than one pixel:
     the host vector unit's vector-pointwise-int8 is faster there."""
     _, channels, height, width = glow.shape_of(op.input)
-    return (channels <= shallow_channels and height * width > 1
-            and channel_is_one_row(glow.shape_of(op.filter), op.strides.get_values(), op.pads.get_values(),
-                                   op.pool is not None))
+    return channels <= shallow_channels and height * width > 1 and one_row_per_channel(op)
 
 
 def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> PackingCost:
     """The bytes x86-vnni's packed filter takes (output channels to whole blocks of 16, input
     channels to groups of 4; the folded bias is the bias's size) over what the layer takes
-    without it: an unpooled, unpadded 1x1 of stride 1 its filter in the host vector unit's
-    int16 words (vector-pointwise-int8 takes every such layer: `vnni_layout.
+    without it: an unpooled, unpadded 1x1 of stride 1 (`one_row_per_channel`) its filter in
+    vector-pointwise-int8's int16 words (`vnni_layout.
     VECTOR_UNIT_LEVEL_BYTES` a level, so the packed filter mostly takes fewer), any other
     layer its int8 filter (LeNet's pooled 5x5s keep the generic kernel); and its
     multiply-accumulates as the cycles it saves (one per MAC: the VNNI kernels' lead over the
@@ -146,8 +152,7 @@ def vnni_packing_cost(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> Pac
     convolution = isinstance(op, glowll.ConvolutionOp)
     filter_shape = glow.shape_of(op.filter) if convolution else (*glow.shape_of(op.weights), 1, 1)
     packed = vnni_layout.packed_filter_shape(filter_shape, op.dilations.get_values() if convolution else (1, 1))
-    words = convolution and channel_is_one_row(filter_shape, op.strides.get_values(), op.pads.get_values(),
-                                               op.pool is not None)
+    words = convolution and one_row_per_channel(op)
     unpacked = op.operands[2].owner.byte_size * (vnni_layout.VECTOR_UNIT_LEVEL_BYTES if words else 1)
     extra = align(int(np.prod(packed))) - align(unpacked)
     pixels = int(np.prod(glow.convolution_shape(op)[2:])) if convolution else glow.shape_of(op.input)[0]

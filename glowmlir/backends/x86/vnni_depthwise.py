@@ -41,10 +41,9 @@ from xdsl.ir import SSAValue
 
 from glowmlir.backends.x86.layout import GROUP, LANES, REST_LEVELS, UNSIGNED_SHIFT, WINDOW, DepthwiseGeometry, groups
 from glowmlir.backends.x86.vnni_kernels import (
-    AVX512_PACKS,
     VECTOR,
     dot_accumulate,
-    joined_vectors,
+    joined_levels,
     output_step,
     tables_in_registers,
 )
@@ -53,7 +52,6 @@ from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization
-from glowmlir.lowering.saturating_packs import ordered_bytes
 from glowmlir.lowering.vector_columns import load_vector, store_vector
 
 BYTES = VectorType(i8, [WINDOW])
@@ -220,12 +218,8 @@ class JoinedOutputs:
     def store(self, totals: list[SSAValue], count: int, view: View, indices: list[Index]) -> None:
         """`totals`, at most `joined` vectors of the consecutive outputs from `indices` (`view`'s
         last index the first one's), `count` of their lanes real."""
-        b, storage = self.b, view.element_type
-        if len(totals) == JOINED_VECTORS:  # three packs and a permute, not four narrows and three joins
-            levels = [self.step.bounded(ordered_bytes(b, [self.step.level(total) for total in totals], AVX512_PACKS))]
-        else:
-            levels = [self.step.narrowed(self.step.level(total), storage) for total in totals]
-        joined = looked_up(b, self.table, joined_vectors(b, levels))
+        b = self.b
+        joined = looked_up(b, self.table, joined_levels(b, [self.step] * len(totals), totals, view.element_type))
         lanes = joined.type.get_shape()[0]
         store_vector(b, joined, view, indices, None if count == lanes else [lane < count for lane in range(lanes)])
 

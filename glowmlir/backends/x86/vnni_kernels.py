@@ -368,14 +368,9 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
                 store_vector(b, step.output(total, storage), into.view, into.at(x0))
             return
         for first in range(0, len(totals), 4):
-            step = steps[first]  # `bounded`: the activation's bounds, every channel's
-            quad = [steps[first + k].level(total) for k, total in enumerate(totals[first:first + 4])]
-            if len(quad) == 4:  # three packs and a permute (`ordered_bytes`), not four narrows and three joins
-                levels = step.bounded(ordered_bytes(b, quad, AVX512_PACKS))
-            else:
-                levels = joined_vectors(b, [step.narrowed(level, storage) for level in quad])
-            entries = domain.lookup_table.look_up(levels)
-            for k, into in enumerate(outputs[first:first + len(quad)]):
+            quad = slice(first, first + 4)
+            entries = domain.lookup_table.look_up(joined_levels(b, steps[quad], totals[quad], storage))
+            for k, into in enumerate(outputs[quad]):
                 order = DenseArrayBase.from_list(i32, list(range(k * LANES, (k + 1) * LANES)))
                 row = b.emit(llvm.ShuffleVectorOp(entries, entries, order, VectorType(storage, [LANES])))
                 store_vector(b, row, into.view, into.at(x0))
@@ -423,13 +418,11 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         if isinstance(domain.lookup_table, PermutedTable) and output_row is None and len(channels) % 4 == 0:
             # a table in registers looks four channels' levels up at once: 64 bytes, not 16
             with b.loop(0, len(channels) // 4) as quad:
-                levels = []
-                for k in range(4):
-                    j = b.add(b.mul(quad.index, 4), k)
-                    step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(b.add(channels[0], j)))
-                    levels.append(step.narrowed(step.level(load_vector(b, sums_tile, [j, 0], LANES)), storage))
-                store_vector(b, domain.lookup_table.look_up(joined_vectors(b, levels)), stored_tile.reshaped(
-                    (LANES * LANES,), (1,)), [b.mul(quad.index, 4 * LANES)])
+                rows = [b.add(b.mul(quad.index, 4), k) for k in range(4)]
+                steps = [output_step(b, domain, op, b.add(channels[0], j)) for j in rows]
+                totals = [load_vector(b, sums_tile, [j, 0], LANES) for j in rows]
+                store_vector(b, domain.lookup_table.look_up(joined_levels(b, steps, totals, storage)),
+                             stored_tile.reshaped((LANES * LANES,), (1,)), [b.mul(quad.index, 4 * LANES)])
         else:
             with b.loop(0, len(channels)) as j:
                 step = LaneRequantization(b, domain, VECTOR, *domain.requantization.of(b.add(channels[0], j.index)))
@@ -450,6 +443,19 @@ def channel_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Convolut
         return
     with overlapping_tiles(b, width, size) as (x0, _):
         tile(x0, size)
+
+
+def joined_levels(b: KernelBuilder, steps: list[LaneRequantization], totals: list[SSAValue],
+                  storage) -> SSAValue:
+    """Up to four vectors of totals, each requantized by its step, as one vector of int8 levels,
+    the first vector's first: four by three saturating packs and a permute
+    (`saturating_packs.ordered_bytes`: where four narrows and three joins take seven shuffles),
+    fewer each narrowed and joined (`joined_vectors`). The activation's bounds are the
+    domain's, every step's."""
+    levels = [step.level(total) for step, total in zip(steps, totals)]
+    if len(levels) == 4:
+        return steps[0].bounded(ordered_bytes(b, levels, AVX512_PACKS))
+    return joined_vectors(b, [step.narrowed(level, storage) for step, level in zip(steps, levels)])
 
 
 def joined_vectors(b: KernelBuilder, vectors: list[SSAValue]) -> SSAValue:
