@@ -489,6 +489,18 @@ def input_element(op: IRDLOperation) -> Attribute:
     folded = microkernel.parameter(QUANTIZED_INPUT) if microkernel is not None else None
     return folded if folded is not None else op.input.type.element_type
 
+BIAS_ROWS = "bias_rows"
+"""The microkernel parameter (i64) of a convolution whose bias holds that many rows of one
+element per output channel: a start for each class of output rows, which its kernel picks by
+the row (its backend says which rows each is for)."""
+
+
+def bias_rows(op: IRDLOperation) -> int | None:
+    """The rows of a convolution's bias (`BIAS_ROWS`), None where it is one element a channel."""
+    microkernel = getattr(op, "microkernel", None)
+    rows = microkernel.parameter(BIAS_ROWS) if microkernel is not None else None
+    return rows.value.data if rows is not None else None
+
 
 def verify_microkernel(op: IRDLOperation) -> None:
     """A microkernel is registered by a backend (`glowmlir.backends`), runs its numbers (int8,
@@ -601,7 +613,8 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
     With `microkernel = "x86-vnni-depthwise"` an int8 depthwise convolution runs on AVX-512
     VNNI and VBMI, its filter the int8 levels as they are (the kernel makes a channel's words;
     `{rest_levels}`: some levels less their zero point leave int8), its bias folded for
-    unsigned input. With
+    unsigned input (`{bias_rows = k}`: [k, O], a start for each class of output rows by their
+    kernel rows in the padding). With
     `folded_input_offset` the bias holds `bias - input offset * sum of the channel's weights`,
     and the kernel multiplies the input levels as they are (a padded tap as the input offset).
     `narrow_requantization`: no accumulator shifted left by its requantization shift plus one
@@ -713,13 +726,15 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
         self.expect_dest_shape(glow.convolution_result_shape)
         self.verify_activation()
         self.verify_pool_widening()
-        if glow.shape_of(self.bias) != (glow.convolution_shape(self)[1],):
-            _fail(self, "bias must have one element per output channel")
+        rows = bias_rows(self)
+        if glow.shape_of(self.bias) != (() if rows is None else (rows,)) + (glow.convolution_shape(self)[1],):
+            _fail(self, "bias must have one element per output channel"
+                        + ("" if rows is None else f", in each of its {rows} rows ({BIAS_ROWS})"))
         if self.residual is not None and glow.shape_of(self.residual) != glow.shape_of(self.dest):
             _fail(self, "the residual must have dest's shape")
         if self.requantization is not None and (
                 self.requantization.type.element_type != i32
-                or glow.shape_of(self.requantization) not in ((rows, glow.shape_of(self.bias)[0]) for rows in (2, 3))):
+                or glow.shape_of(self.requantization) not in ((rows, glow.convolution_shape(self)[1]) for rows in (2, 3))):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts; "
                   "a third row: rounding terms)")
         if self.float_step_table is not None and (
@@ -728,7 +743,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, "float_step_table (0, or 1: fused) takes a [3, output channels] requantization table "
                   "(scales, offsets, negative offsets) and no float_step")
         verify_parameters(self)
-        verify_weight_scales(self, self.filter, glow.shape_of(self.bias)[0])
+        verify_weight_scales(self, self.filter, glow.convolution_shape(self)[1])
         verify_lookup_table(self)
         if self.in_place is not None and root_buffer(self.dest) != root_buffer(self.input):
             _fail(self, "in_place: dest must be the input's memory (a view of it at the same offset)")

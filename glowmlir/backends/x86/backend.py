@@ -43,6 +43,10 @@ def verify_depthwise_filter(op) -> None:
             or shape[:2] != (channels, 1) or not layout.DepthwiseGeometry.of(op).takes()):
         raise VerifyException(f"{op.name}: the x86-vnni-depthwise microkernel takes a depthwise convolution of an "
                               "int8 filter [C, 1, KH, KW] whose taps and plane it holds")
+    classes = len(layout.DepthwiseGeometry.of(op).start_classes())
+    if glowll.bias_rows(op) not in ((None, 0) if classes == 0 else (classes,)):
+        raise VerifyException(f"{op.name}: x86-vnni-depthwise's {glowll.BIAS_ROWS} must be its plane's classes of "
+                              f"output rows with kernel rows in the padding ({classes})")
 
 
 def verify_shape_parameterised(op) -> None:
@@ -77,7 +81,8 @@ BACKEND = Backend("x86", passes=PASSES, microkernels=(
                 plane_free_parameters=(layout.BYTE_PERMUTES,), packed_weights=True, lookup_tables=True,
                 verify=verify_vnni_filter),
     Microkernel(layout.DEPTHWISE_MICROKERNEL, "glowmlir.backends.x86.vnni_depthwise", ops=("glowll.convolution",),
-                parameters=(layout.REST_LEVELS,), plane_free_parameters=(layout.REST_LEVELS,), lookup_tables=True,
+                parameters=(layout.REST_LEVELS, glowll.BIAS_ROWS), plane_free_parameters=(layout.REST_LEVELS,),
+                lookup_tables=True,
                 verify=verify_depthwise_filter),
     Microkernel(layout.SHAPE_PARAMETERISED_MICROKERNEL, "glowmlir.backends.x86.vnni_shape_parameterised",
                 packed_weights=True, loaded_numbers=layout.SHAPE_PARAMETERISED_LOADED_NUMBERS, lookup_tables=True,

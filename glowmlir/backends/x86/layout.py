@@ -133,6 +133,20 @@ def folded_bias(bias: np.ndarray, levels: np.ndarray, input_offset: int, weight_
     return ((folded + 2**31) % 2**32 - 2**31).astype(np.int32)
 
 
+def padded_start_biases(folded: np.ndarray, centred: np.ndarray, input_offset: int,
+                        classes: list[tuple[int, int, tuple[int, ...]]]) -> np.ndarray:
+    """[classes, C]: each class of output rows' (`DepthwiseGeometry.start_classes`) start, the
+    `folded_bias` plus the products of its kernel rows wholly in the padding with the input zero
+    point's unsigned bytes U (U times the sum of those rows' levels less their zero point,
+    `centred`: [C, 1, KH, KW]), as int32 modulo 2^32: what the kernel's `vpdpbusd`s of those
+    rows would add, made at compile time."""
+    shifted_offset = input_offset + UNSIGNED_SHIFT
+    row_sums = centred.astype(np.int64).sum(axis=(1, 3))  # [C, KH]
+    starts = np.stack([folded.astype(np.int64) + shifted_offset * row_sums[:, list(padded)].sum(axis=1)
+                       for _, _, padded in classes])
+    return ((starts + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
 def packed_input_bytes(input_shape: Sequence[int], pads: Sequence[int]) -> int:
     """Bytes of the convolution's unsigned input copy: [N, C / 4, H + pads, W + pads, 4]."""
     n, channels, height, width = input_shape
@@ -295,6 +309,14 @@ class DepthwiseGeometry:
             else:
                 runs.append((y, y + 1, padded))
         return runs
+
+    def start_classes(self) -> list[tuple[int, int, tuple[int, ...]]]:
+        """The `row_classes` whose sums start from a row of their own in the bias
+        (`padded_start_biases`): those of the short and rows forms (`vnni_depthwise.form_of`)
+        where some output rows have kernel rows in the padding; [] otherwise."""
+        classes = self.row_classes()
+        takes = (self.short() or not self.fits()) and any(padded for _, _, padded in classes)
+        return classes if takes else []
 
     def rows_fit(self) -> bool:
         """Whether the rows form takes the plane: each vector's taps of a kernel row within a

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnitAttr, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i32, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 
@@ -223,7 +223,11 @@ class PackDepthwise(RewritePattern):
     filter stays as it is (the kernel makes a channel's words from its levels; where some
     leave int8 less their zero point, `vnni_layout.REST_LEVELS`, its rest words too), its bias
     becomes the unsigned input's (`vnni_layout.folded_bias`, of the same bytes); no packing
-    costs bytes, so no constants' budget stops it."""
+    costs bytes, so no constants' budget stops it. Where the plane's output rows fall into
+    classes by their kernel rows in the padding (`DepthwiseGeometry.start_classes`), the bias
+    holds a row a class ([classes, C], `vnni_layout.padded_start_biases`): those rows'
+    products with the zero point's bytes made at compile time, not by the kernel once a
+    channel."""
 
     fused_multiply_add: bool = False
     """The target has FMA: the output step's fused float form first (`mark_float_step`)."""
@@ -238,12 +242,17 @@ class PackDepthwise(RewritePattern):
         mark_narrow_requantization(op, channel_taps)
         mark_float_step(op, channel_taps, self.fused_multiply_add)
         mark_channel_float_steps(op, channel_taps, self.fused_multiply_add, rewriter)
-        folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, op.input.type.element_type.offset, 0)
+        input_offset = op.input.type.element_type.offset
+        folded = vnni_layout.folded_bias(array_from_dense(bias.value), centred, input_offset, 0)
+        classes = vnni_layout.DepthwiseGeometry.of(op).start_classes()
+        if classes:
+            folded = vnni_layout.padded_start_biases(folded, centred, input_offset, classes)
         op.operands[3] = insert_weight(f"{bias.name_.data}_vnni", folded, op, rewriter,
                                        stored_as(op.bias.type.element_type, i32))
-        op.properties["microkernel"] = MicrokernelAttr(
-            vnni_layout.DEPTHWISE_MICROKERNEL,
-            {vnni_layout.REST_LEVELS: UnitAttr()} if vnni_layout.has_rest_levels(centred) else None)
+        parameters = {vnni_layout.REST_LEVELS: UnitAttr()} if vnni_layout.has_rest_levels(centred) else {}
+        if classes:
+            parameters[glowll.BIAS_ROWS] = IntegerAttr(len(classes), i64)
+        op.properties["microkernel"] = MicrokernelAttr(vnni_layout.DEPTHWISE_MICROKERNEL, parameters or None)
         erase_if_unused(bias, rewriter)
         rewriter.notify_op_modified(op)
 

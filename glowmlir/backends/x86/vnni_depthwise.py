@@ -34,6 +34,7 @@ copy of the channel's plane in the stack with its padding written out (`copy_pad
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32, i64
@@ -172,13 +173,16 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     geometry = DepthwiseGeometry.of(op)
     form = form_of(geometry)
     with b.loops([n_size, channels]) as (n, c):
-        start = b.splat(b.load(bias, [c]), VECTOR)
+        biases = glowll.bias_rows(op)  # a start a class of output rows: `padded_start_biases`
+        start = b.splat(b.load(bias, [0, c] if biases else [c]), VECTOR)
         step = output_step(b, domain, op, c)
         sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None,
                            geometry.column_words() if form is emit_short_plane else ())
 
         def channel(sums: ChannelSums) -> None:
-            form(b, geometry, sums, (n, c), start, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
+            starts = ClassStarts(sums, start, [b.splat(b.load(bias, [k, c]), VECTOR) for k in range(biases)]
+                                 if biases else None)
+            form(b, geometry, sums, (n, c), starts, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
                  dest, src)
 
         if sums.rest_levels and form is not emit_rows:
@@ -189,6 +193,23 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
                 channel(sums.without_rest())
         else:
             channel(sums)
+
+
+@dataclass
+class ClassStarts:
+    """A channel's starts of its vectors' sums: `start` (the bias) for the per-vector form; for
+    the short and rows forms one a class of output rows (`DepthwiseGeometry.row_classes`), the
+    bias's rows where it holds them (`biases`, made at compile time), else made by the
+    kernel (`ChannelSums.padded_starts`)."""
+
+    sums: ChannelSums
+    start: SSAValue
+    biases: list[SSAValue] | None
+
+    def of_classes(self, padding: SSAValue, classes: list[tuple[int, int, tuple[int, ...]]]) -> list[SSAValue]:
+        if self.biases is not None:
+            return self.biases
+        return self.sums.padded_starts(self.start, padding, [padded for _, _, padded in classes])
 
 
 JOINED_VECTORS = 4
@@ -239,7 +260,7 @@ def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAVa
 
 
 def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
-                 start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
+                 starts: ClassStarts, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
                  src: View) -> None:
     """The per-vector form: the plane's outputs, row-major, cut into vectors of 16, each code of
     its own: its windows (64 bytes of the plane each, at compile-time offsets) loaded and made
@@ -262,7 +283,7 @@ def emit_vectors(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSum
             unsigned = b.int_xor(load_vector(b, flat_src, [n, c, window.start], WINDOW, loaded), flip)
             operands += [(b.emit(llvm.ShuffleVectorOp(unsigned, padding, DenseArrayBase.from_list(i32, taps.order),
                                                       BYTES)), sums.word(taps.ky, taps.quad)) for taps in window.taps]
-        return sums.total(start, operands)
+        return sums.total(starts.start, operands)
 
     for first, vectors, count in outputs.groups(plane):
         outputs.store([total(vector) for vector in vectors], count, flat_dest, [n, c, first])
@@ -274,18 +295,46 @@ def copy_padded_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, 
     row from its left padding on, the padding's columns (and the row's bytes past the input)
     the zero point's: a window of 64 bytes at a time, loaded masked to the input's columns."""
     rows, row_bytes = plane.shape
-    in_w, left = geometry.in_hw[1], geometry.pads[1]
-    flip = b.int_value(-UNSIGNED_SHIFT, BYTES)
     with b.loop(0, rows) as row:
         for first in range(0, row_bytes, WINDOW):
-            columns = [0 <= first - left + k < in_w for k in range(WINDOW)]
-            if not any(columns):
-                unsigned = unsigned_zero_point(b, input_offset)
-            else:
-                loaded = None if all(columns) else columns
-                levels = load_vector(b, src, [n, c, row.index, first - left], WINDOW, loaded, input_offset)
-                unsigned = b.int_xor(levels, flip)
-            store_vector(b, unsigned, plane, [row.index, first])
+            store_vector(b, padded_row_window(b, geometry, src, (n, c, row.index), first, input_offset), plane,
+                         [row.index, first])
+
+
+def padded_row_window(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, row: tuple[Index, Index, Index],
+                      first: int, input_offset: int | SSAValue) -> SSAValue:
+    """The 64 unsigned bytes (x ^ 0x80) of input row `row` (image, channel, row) from byte
+    `first` of its padded copy on (the left padding's columns first): the padding's columns and
+    the bytes past the input the zero point's, the input's loaded masked to its columns."""
+    in_w, left = geometry.in_hw[1], geometry.pads[1]
+    columns = [0 <= first - left + k < in_w for k in range(WINDOW)]
+    if not any(columns):
+        return unsigned_zero_point(b, input_offset)
+    levels = load_vector(b, src, [*row, first - left], WINDOW, None if all(columns) else columns, input_offset)
+    return b.int_xor(levels, b.int_value(-UNSIGNED_SHIFT, BYTES))
+
+
+class PaddedRows:
+    """The short form's padded rows (`DepthwiseGeometry.padded_plane`) in registers, each row
+    its 64-byte windows (`padded_row_window`), and the loads the taps read cut out of them by
+    shuffles, which LLVM joins with the taps' permutes (one `vpermt2b` of a row's two
+    windows where the stack copy's loads straddled two of its stores: a store-forwarding
+    stall each)."""
+
+    def __init__(self, b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
+                 input_offset: int | SSAValue):
+        rows, row_bytes = geometry.padded_plane()
+        self.b = b
+        self.rows = [[padded_row_window(b, geometry, src, (n, c, row), first, input_offset)
+                      for first in range(0, row_bytes, WINDOW)] for row in range(rows)]
+
+    def load(self, row: int, start: int, size: int) -> SSAValue:
+        """`size` bytes of padded row `row` from byte `start` on."""
+        windows = self.rows[row]
+        low = windows[start // WINDOW]
+        high = windows[start // WINDOW + 1] if start % WINDOW + size > WINDOW else low
+        order = DenseArrayBase.from_list(i32, [start % WINDOW + k for k in range(size)])
+        return self.b.emit(llvm.ShuffleVectorOp(low, high, order, VectorType(i8, [size])))
 
 
 def copied_plane(b: KernelBuilder, geometry: DepthwiseGeometry, src: View, n: Index, c: Index,
@@ -308,7 +357,7 @@ def tap_orders(geometry: DepthwiseGeometry, quads: int) -> list[DenseArrayBase]:
 
 
 def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
-                     start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
+                     starts: ClassStarts, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
                      src: View) -> None:
     """The short form (`DepthwiseGeometry.short`): the channel's plane copied as the rows form's,
     then each vector of 16 columns for every output row at once: each input row's window
@@ -318,11 +367,13 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
     n, c = image_channel
     (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
     quads = sums.quads
-    plane = copied_plane(b, geometry, src, n, c, input_offset)
+    plane = PaddedRows(b, geometry, src, n, c, input_offset)
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_h, out_w = dest.shape[2:]
+    classes = geometry.row_classes()
     padded = [geometry.padded_rows(y) for y in range(out_h)]
-    starts = sums.padded_starts(start, padding, padded)
+    class_starts = starts.of_classes(padding, classes)
+    row_starts = [start for (first, stop, _), start in zip(classes, class_starts) for _ in range(first, stop)]
 
     column_words = geometry.column_words()
     first_column_word = geometry.kernel[0] * quads
@@ -330,8 +381,8 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
 
     def totals(first: int) -> list[SSAValue]:
         """The sums of output rows' vectors from column `first`, row by row."""
-        windows = [load_vector(b, plane, [row, first * geometry.strides[1]], geometry.window_bytes())
-                   for row in range(plane.shape[0])]
+        windows = [plane.load(row, first * geometry.strides[1], geometry.window_bytes())
+                   for row in range(len(plane.rows))]
         permuted = [[b.emit(llvm.ShuffleVectorOp(window, window, order, BYTES)) for order in orders[:row_quads]]
                     for window in windows]
         column = column_operand(b, geometry, windows) if column_words else None
@@ -341,9 +392,17 @@ def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: Channe
                         for quad, taps in enumerate(permuted[y * strides_y + ky * dilation_y - top])]
             if column is not None:
                 operands.append((column, first_column_word + y))
-            row_totals.append(sums.total(starts[y], operands))
+            row_totals.append(sums.total(row_starts[y], operands))
         return row_totals
 
+    if outputs.joined > 1 and out_w % LANES == 0 and dest.strides[2] == out_w:
+        # whole vectors tile the plane: joined in its order, across rows (2 x 96: 3 lookups, not 4)
+        columns = [totals(vector) for vector in range(0, out_w, LANES)]
+        plane_totals = [column[y] for y in range(out_h) for column in columns]
+        flat_dest = dest.reshaped((*dest.shape[:2], out_h * out_w), (*dest.strides[:2], 1))
+        for first, vectors, count in outputs.groups(out_h * out_w):
+            outputs.store([plane_totals[vector // LANES] for vector in vectors], count, flat_dest, [n, c, first])
+        return
     for first, vectors, count in outputs.groups(out_w):
         group = [totals(vector) for vector in vectors]
         for y in range(out_h):
@@ -365,7 +424,7 @@ def column_operand(b: KernelBuilder, geometry: DepthwiseGeometry, windows: list[
 
 
 def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
-              start: SSAValue, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View, src: View) -> None:
+              starts: ClassStarts, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View, src: View) -> None:
     """The rows form: the channel's plane copied into the stack, its padding written out
     (`copy_padded_plane`), then each output row's vectors of 16: per kernel row, one window
     from the vector's first input column and the taps permuted out of it. Kernel rows in the
@@ -382,8 +441,7 @@ def emit_rows(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, 
     padding, orders = unsigned_zero_point(b, input_offset), tap_orders(geometry, quads)
     out_w = dest.shape[3]
     classes = geometry.row_classes()
-    starts = sums.padded_starts(start, padding, [padded for _, _, padded in classes])
-    for (first_row, stop_row, padded), class_start in zip(classes, starts):
+    for (first_row, stop_row, padded), class_start in zip(classes, starts.of_classes(padding, classes)):
         read = [ky for ky in range(k_h) if ky not in padded]
         with b.loop(first_row, stop_row) as y:
             top_row = b.sub(b.mul(y.index, strides_y), top)
