@@ -734,7 +734,7 @@ class ConvolutionOp(InstructionOp, glow.ConvolutionWindow, glow.FusedActivation,
             _fail(self, "the residual must have dest's shape")
         if self.requantization is not None and (
                 self.requantization.type.element_type != i32
-                or glow.shape_of(self.requantization) not in ((rows, glow.convolution_shape(self)[1]) for rows in (2, 3))):
+                or glow.shape_of(self.requantization) not in ((k, glow.convolution_shape(self)[1]) for k in (2, 3))):
             _fail(self, "requantization must be an i32 [2, output channels] buffer (multipliers, shifts; "
                   "a third row: rounding terms)")
         if self.float_step_table is not None and (
