@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import time
@@ -136,12 +137,20 @@ activation is elementwise ops of its own); with the tables apart both layers are
 convolution alone."""
 
 
-def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool, unit: str = "µs") -> None:
+def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool, unit: str = "µs",
+                             fused_tables: set[str] = frozenset()) -> None:
     """Each convolution of the float build beside the int8 builds' (`LAYER_BUILDS`) of the same
     node name: `unit` (host µs, a board's instructions) in the layer-profiling builds, and their
-    ratios."""
+    ratios; for a convolution whose default int8 layer applies its activation's table
+    (`fused_tables`), also float's layer with its activation's rows (`name_activations`) and
+    the int8 layer against that."""
     int8_rows = {build: {row.name: row for row in profile.rows if row.kind == "convolution"}
                  for build, profile in int8_profiles.items()}
+    activations: dict[str, float] = {}
+    for row in float_profile.rows:
+        if "_activation_" in row.name:
+            conv = row.name.rsplit("_activation_", 1)[0]
+            activations[conv] = activations.get(conv, 0.0) + row.amount
 
     def line(cells) -> None:
         print(f"| {' | '.join(cells)} |" if markdown else "  ".join(cells))
@@ -149,6 +158,7 @@ def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool,
     header = ["convolution", f"float {unit}"]
     for build in int8_rows:
         header += [f"{build} {unit}", f"{build} / float"]
+    header += [f"float with its activation {unit}", f"{LAYER_BUILDS[0]} / float with its activation"]
     line(header)
     if markdown:
         line(("---",) * len(header))
@@ -158,7 +168,21 @@ def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool,
             for rows in int8_rows.values():
                 amount = rows[row.name].amount
                 cells += [f"{amount:,.2f}", f"{amount / row.amount:.2f}"]
+            if row.name in fused_tables:
+                with_activation = row.amount + activations.get(row.name, 0.0)
+                amount = int8_rows[LAYER_BUILDS[0]][row.name].amount
+                cells += [f"{with_activation:,.2f}", f"{amount / with_activation:.2f}"]
+            else:
+                cells += ["", ""]
             line(cells)
+
+
+def fused_table_layers(bundle) -> set[str]:
+    """The names of the convolutions that apply a lookup table in their output step (their
+    `lookup_table` operand in the bundle's glowll IR)."""
+    return {match.group(1) for line in bundle.ir["glowll"].splitlines()
+            if "glowll.convolution" in line and "lookup_table" in line
+            for match in [re.search(r'name = "([^"]+)"', line)] if match}
 
 
 INPUT_SHAPE = (1, 3, 48, 192)
@@ -179,6 +203,33 @@ def exported_model(path: str) -> onnx.ModelProto:
     while model.graph.node[-1] is not softmax and model.graph.node[-1].op_type == "Identity":
         model.graph.output[0].name = model.graph.node[-1].input[0]
         model.graph.node.pop()
+    return model
+
+
+ACTIVATION_OPS = {"Add", "Sub", "Mul", "Div", "Clip", "Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Min", "Max",
+                  "Erf", "Tanh"}
+"""ONNX ops a Conv's activation is written with (`name_activations`)."""
+
+
+def name_activations(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Each node of a Conv's activation named `<conv>_activation_<k>`: the elementwise nodes
+    (`ACTIVATION_OPS`) whose inputs are constants, the Conv's output (or its BatchNormalization's,
+    which both builds fold into the Conv) or the outputs of such nodes (a function of the
+    Conv's output alone, which the int8 build folds into one table, `FoldLookupTables`, and
+    may apply in the Conv's output step). `--layers` adds the float
+    rows of a Conv's activation to its float layer where the int8 layer applies the table."""
+    constants = {t.name for t in model.graph.initializer} | {
+        o for n in model.graph.node if n.op_type == "Constant" for o in n.output} | {""}
+    for conv in (n for n in model.graph.node if n.op_type == "Conv"):
+        values, count = {conv.output[0]}, 0
+        for node in model.graph.node:
+            if node.op_type == "BatchNormalization" and node.input[0] in values:  # folded into the Conv
+                values.update(node.output)
+            elif (node.op_type in ACTIVATION_OPS and any(i in values for i in node.input)
+                    and all(i in values or i in constants for i in node.input)):
+                node.name = f"{conv.name}_activation_{count}"
+                values.update(node.output)
+                count += 1
     return model
 
 
@@ -214,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="also each convolution's host µs, float against int8 (issue 42: no int8 layer slower)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    model = exported_model(args.model) if args.model else ppocr_cls_style(args.seed)
+    model = name_activations(exported_model(args.model) if args.model else ppocr_cls_style(args.seed))
     draw = (lambda: rng.uniform(-1, 1, INPUT_SHAPE)) if args.model else (lambda: rng.normal(size=INPUT_SHAPE))
     samples = [{model.graph.input[0].name: draw().astype(np.float32)} for _ in range(20 + args.held_out)]
     calibration, held_out = samples[:20], samples[20:]
@@ -273,7 +324,8 @@ def main(argv: list[str] | None = None) -> None:
                 rows[f"host {group} convolutions, µs"] = [f"{times[group]:.0f}" for times in convolutions] + ["", ""]
             if args.layers:
                 print_convolution_layers(layer_profiles["float"],
-                                         {build: layer_profiles[build] for build in LAYER_BUILDS}, args.markdown)
+                                         {build: layer_profiles[build] for build in LAYER_BUILDS}, args.markdown,
+                                         fused_tables=fused_table_layers(builds[LAYER_BUILDS[0]]))
             float_convolutions = convolutions[0]
             for group in CONVOLUTION_GROUPS:  # the int8 kernels against the float ones, layer class by class
                 rows[f"host {group} convolutions, int8 / float"] = ["", *(

@@ -517,3 +517,23 @@ glowll.function @int16_gate_beside_a_float_step {
   glowll.elementwise %y, %x, %g table %t {kind = "mul", microkernel = #glowll.microkernel<"vector-elementwise-int8">, int16_gate = array<i32: -128, 127>, float_step = array<f32: 1.0, 0.0, 0.0>} : memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x2x4x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<1x2x1x1x!quant.uniform<i8:f32, 3.90625e-03:-128>> table memref<256x4xi16>
 }
 // CHECK: glowll.elementwise: an int16_gate is array<i32: first, last>, alone or beside a float_gate (a hybrid), its gate_table an i16 [last - first + 1, 4]
+
+// -----
+glowll.function @x86_depthwise_bias_rows_not_its_classes {
+  %x = glowll.placeholder input "x" : memref<1x2x2x16x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x2x16x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.placeholder input "w" : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %b = glowll.placeholder input "b" : memref<3x2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = #glowll.microkernel<"x86-vnni-depthwise", {bias_rows = 3 : i64}>} : memref<1x2x2x16x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x16x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<3x2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+// CHECK: glowll.convolution: x86-vnni-depthwise's bias_rows must be its plane's classes of output rows with kernel rows in the padding (2)
+
+// -----
+glowll.function @bias_rows_not_the_bias_shape {
+  %x = glowll.placeholder input "x" : memref<1x2x2x16x!quant.uniform<i8:f32, 5.0e-02:3>>
+  %y = glowll.placeholder output "y" : memref<1x2x2x16x!quant.uniform<i8:f32, 1.0e-01:0>>
+  %w = glowll.placeholder input "w" : memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>
+  %b = glowll.placeholder input "b" : memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+  glowll.convolution %y, %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64, microkernel = #glowll.microkernel<"x86-vnni-depthwise", {bias_rows = 2 : i64}>} : memref<1x2x2x16x!quant.uniform<i8:f32, 1.0e-01:0>>, memref<1x2x2x16x!quant.uniform<i8:f32, 5.0e-02:3>>, memref<2x1x3x3x!quant.uniform<i8:f32, 1.0e-02:-1>>, memref<2x!quant.uniform<i32:f32, 5.0e-04:0>>
+}
+// CHECK: glowll.convolution: bias must have one element per output channel, in each of its 2 rows (bias_rows)
