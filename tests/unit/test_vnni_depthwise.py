@@ -50,9 +50,13 @@ ROWS = {
     "3x3_column_stride_2": ((1, 3, 10, 70), (3, 1, 3, 3), (1, 2), (1, 1, 1, 1), (1, 1), 3),
     "3x3_unpadded_one_row_class": ((1, 3, 12, 50), (3, 1, 3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 3),
     "3x4_two_row_padding": ((1, 4, 8, 60), (4, 1, 3, 4), (1, 1), (2, 1, 2, 2), (1, 1), 4),
+    "5x5_two_rows_of_96": ((1, 5, 2, 96), (5, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 5),
+    "3x3_four_rows_of_32": ((2, 3, 4, 32), (3, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 3),
 }
 """Depthwise geometries of more than 16 vectors of outputs a plane: the rows form (as the
-test_int8_depthwise geometry 3x3_wide_rows, 13 x 37: 31 vectors)."""
+test_int8_depthwise geometry 3x3_wide_rows, 13 x 37: 31 vectors); and short planes whose rows
+are whole vectors (2 x 96, PP-OCR's 5x5s of 200 channels; 4 x 32), whose fused table's
+vectors join across rows."""
 
 
 def geometry_of(name: str) -> vnni_layout.DepthwiseGeometry:
@@ -249,11 +253,13 @@ def test_equal_shaped_layers_share_a_kernel_unless_their_float_steps_differ():
 @needs_vbmi
 @pytest.mark.parametrize("name", ["3x3_pad1_ds_cnn", "5x5_stride2_odd", "5x5_pad2_small", "3x3_stride_2_1_ppocr",
                                   "5x5_unpadded", "3x3_column_stride_2", "5x5_three_rows_ppocr",
-                                  "5x5_two_rows_ppocr", "5x5_stride_2_1_three_rows"])
+                                  "5x5_two_rows_ppocr", "5x5_stride_2_1_three_rows", "5x5_two_rows_of_96",
+                                  "3x3_four_rows_of_32"])
 def test_a_fused_table_is_looked_up_four_vectors_at_once(name):
     """A random int8 table after the convolution fuses into it (`glowll-fuse-lookup-tables`) and
     is looked up by `vpermi2b` on up to four vectors of consecutive outputs joined (groups of
     4, 3, 2 and 1 vectors: 125 outputs a plane, 30, 16; rows of 96, 46 and 35, in each form;
+    in the short form, rows of whole vectors joined across rows: 2 x 96, 4 x 32;
     four vectors by the packs and one `vpermd`, `saturating_packs.ordered_bytes`), under a relu,
     a clip or no activation: the outputs are the table's entries of the reference's levels,
     bit for bit, and the generic kernel's."""
