@@ -179,9 +179,9 @@ def print_convolution_layers(float_profile, int8_profiles: dict, markdown: bool,
 
 def fused_table_layers(bundle) -> set[str]:
     """The names of the convolutions that apply a lookup table in their output step (their
-    `lookup_table` operand in the bundle's glowll IR)."""
+    `lookup_table` operand and `lookup_input` type in the bundle's glowll IR)."""
     return {match.group(1) for line in bundle.ir["glowll"].splitlines()
-            if "glowll.convolution" in line and "lookup_table" in line
+            if "glowll.convolution" in line and "lookup_input" in line
             for match in [re.search(r'name = "([^"]+)"', line)] if match}
 
 
