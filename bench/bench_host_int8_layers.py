@@ -107,6 +107,9 @@ FUSED_TABLES = {
     "depthwise 5x5 200 on 2x96, a table fused": LAYERS["depthwise 5x5 200 on 2x96"],
     "depthwise 5x5 88 on 3x96, a table fused": LAYERS["depthwise 5x5 88 on 3x96"],
     "depthwise 3x3 24 s(2,1) to 12x96, a table fused": LAYERS["depthwise 3x3 24 s(2,1) to 12x96"],
+    "1x1 8->32 on 6x96, a table fused": pointwise(8, 32, 6, 96),
+    "1x1 16->88 on 3x96, a table fused": LAYERS["1x1 16->88 on 3x96"],
+    "1x1 32->200 on 2x96, a table fused": LAYERS["1x1 32->200 on 2x96"],
 }
 """name: a layer of `LAYERS` (no activation: the table takes every level) with a random int8
 table after it, which `glowll-fuse-lookup-tables` applies in the layer's output step (as the

@@ -41,7 +41,8 @@ class Microkernel:
     (which its `verify` checks); `loaded_numbers`: the
     `KernelParameters` it loads from a layer's record even when they are 0; `lookup_tables`: it
     applies a convolution's or FullyConnected's fused `lookup_table` to each output as it stores
-    it (`glowll-fuse-lookup-tables`); `verify`: its own rules (a packed filter's shape, a
+    it (`glowll-fuse-lookup-tables`), always or (a predicate of the op) where its parameters
+    say so; `verify`: its own rules (a packed filter's shape, a
     record's size), raising `VerifyException`."""
 
     name: str
@@ -54,7 +55,7 @@ class Microkernel:
     packed_weights: bool = False
     parameters: tuple[str, ...] = ()
     loaded_numbers: tuple[str, ...] = ()
-    lookup_tables: bool = False
+    lookup_tables: bool | Callable[[Any], bool] = False
     verify: Callable[[Any], None] | None = None
     plane_free_parameters: tuple[str, ...] = ()
     """Its parameters that say what the target has, not what the layer's plane is: a layer cut
@@ -62,6 +63,10 @@ class Microkernel:
     keeps them; a kernel with any other parameter is not cut."""
     lanes: int = 0
     """A vector kernel's int32 lanes a vector (output columns a vector for a column kernel)."""
+
+    def applies_tables(self, op) -> bool:
+        """Whether its kernel of `op` applies a fused lookup table (`lookup_tables`)."""
+        return self.lookup_tables(op) if callable(self.lookup_tables) else self.lookup_tables
 
     def emitters(self) -> ModuleType:
         """The module of its `emit_*` functions."""

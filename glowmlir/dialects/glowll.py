@@ -581,7 +581,7 @@ def verify_lookup_table(op: ConvolutionOp | FullyConnectedOp) -> None:
         _fail(op, "a lookup_table needs its lookup_input, the int8 type it is indexed by")
     if getattr(op, "pool", None) is not None:
         _fail(op, "a lookup_table and a fused pool do not go together")
-    if op.microkernel is not None and not microkernel(op.microkernel.data).lookup_tables:
+    if op.microkernel is not None and not microkernel(op.microkernel.data).applies_tables(op):
         _fail(op, f"the {op.microkernel.data} microkernel applies no lookup_table")
 
 

@@ -34,7 +34,7 @@ TABLE_PRODUCERS = (glowll.ConvolutionOp, glowll.FullyConnectedOp)
 
 def _applies_tables(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
     """The op's kernel can apply a table as it stores: the portable one, or a microkernel that says so."""
-    return op.microkernel is None or microkernel(op.microkernel.data).lookup_tables
+    return op.microkernel is None or microkernel(op.microkernel.data).applies_tables(op)
 
 
 def fusable_producer(lookup: glowll.IntLookupTableOp) -> glowll.ConvolutionOp | glowll.FullyConnectedOp | None:

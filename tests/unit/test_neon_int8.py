@@ -25,7 +25,7 @@ from glowmlir.backends.host_vector.int8_byte_products import byte_pair_words, by
 from glowmlir.backends.host_vector.int8_im2col import takes_im2col
 from tests.unit import test_fold_input_quantize, test_int8_depthwise, test_int8_im2col, test_int8_pointwise
 from tests.unit.test_code_size import run_cases
-from tests.unit.test_quantized_kernels import convolution_case
+from tests.unit.test_quantized_kernels import convolution_case, with_lookup_table
 
 BOARD = "aarch64"
 ACTIVATIONS = (None, "relu", "clip")
@@ -77,6 +77,26 @@ def test_neon_int8_tiles_match_the_int8_reference(group, per_channel):
         assert [kernel[1] for kernel in taken] == [
             "neon-bytes" if max(pads[0], pads[2]) < w[2] and max(pads[1], pads[3]) < w[3] else "neon"
             for _, w, _, pads, _, _ in layers]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_neon_int8_tiles_apply_a_fused_table_in_their_output_step(group):
+    """Each layer of the group followed by a random int8 table (`with_lookup_table`) takes the
+    table into its kernel (`glowll-fuse-lookup-tables`: NEON's int8 kernels apply tables,
+    `backend.neon_applies_tables`), which looks it up 16 levels at a time from 16 registers
+    (`table_lookup.NeonTable`, `tbl`/`tbx`): no stand-alone lookup is left, and every output is
+    the table's entry of the reference's level, bit for bit, under a relu, a clip or no
+    activation, per tensor and per channel (alternately)."""
+    layers = geometries(group)
+    seed = 2600 + 100 * GROUPS.index(group)
+    cases = [with_lookup_table(convolution_case(seed + k, geometry, k % 2 == 1, ACTIVATIONS[k % 3],
+                                                suffix=f"_{k}"), seed + 50 + k)
+             for k, geometry in enumerate(layers) if kernel_of(geometry) is not None]
+    bundle = run_cases(cases, BOARD)
+    glowll = bundle.ir["glowll"]
+    fused = re.findall(r'glowll\.convolution [^\n]* lookup %[^\n]*microkernel = '
+                       r'#glowll\.microkernel<"vector-[a-z0-9-]+", \{products = "neon', glowll)
+    assert len(fused) == len(cases) and "glowll.int_lookup_table" not in glowll
 
 
 def kernel_and_products(line: str) -> tuple[str, str] | None:

@@ -261,16 +261,19 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
 
 def with_lookup_table(case: Case, seed: int) -> Case:
     """`case` with a random int8 table (of seed `seed`, output type 0.02:-5) looked up on its
-    saved output: the table's input is the case's output, its output "z" saved instead."""
-    save = re.search(r'  glow.save %y as "y" : (tensor<[^\n]*>)', case.body)
+    saved output: the table's input is the case's output ("y" and its suffix), its output "z"
+    (with the same suffix: several such cases make one net) saved instead."""
+    save = re.search(r'  glow.save %y(\w*) as "y\w*" : (tensor<[^\n]*>)', case.body)
+    suffix, saved_type = save.groups()
     table_type = tensor((256,), q8(0.02, -5))
-    out_type = save.group(1).rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
+    out_type = saved_type.rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
     body = case.body.replace(save.group(0), f"""
-  %t = glow.constant "t" elided : {table_type}
-  %z = glow.int_lookup_table %y, %t : ({save.group(1)}, {table_type}) -> {out_type}
-  glow.save %z as "z" : {out_type}""")
+  %t{suffix} = glow.constant "t{suffix}" elided : {table_type}
+  %z{suffix} = glow.int_lookup_table %y{suffix}, %t{suffix} : ({saved_type}, {table_type}) -> {out_type}
+  glow.save %z{suffix} as "z{suffix}" : {out_type}""")
     table = np.random.default_rng(seed).integers(-128, 128, 256).astype(np.int8)
-    return Case(body, case.inputs, {**case.constants, "t": table}, "z", table[case.expected.astype(np.int64) + 128])
+    return Case(body, case.inputs, {**case.constants, f"t{suffix}": table}, f"z{suffix}",
+                table[case.expected.astype(np.int64) + 128])
 
 
 def activation_cases(layers: dict, first_seed: int) -> list[Case]:

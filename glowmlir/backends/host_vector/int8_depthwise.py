@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from glowmlir.backends.host_vector import depthwise as vector_depthwise
 from glowmlir.dialects import glowll
 from glowmlir.lowering import saturating_packs, vector_columns
+from glowmlir.lowering.fused_tables import looked_up
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
 from glowmlir.lowering.requantization import LaneRequantization, channel_step, nearest_levels
@@ -153,8 +154,8 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
         if self.domain.output(channel, storage) is None:  # accumulators kept
             return total
         step = self.step(channel, total)
-        if self.domain.lookup_table is None and self.packs_bytes(total, storage):  # 4 vectors joined
-            return step.bounded(self.packed(step.level(total)))
+        if not isinstance(self.domain.lookup_table, View) and self.packs_bytes(total, storage):  # 4 vectors joined
+            return looked_up(self.b, self.domain.lookup_table, step.bounded(self.packed(step.level(total))))
         return step.output(total, storage)
 
     def packs_bytes(self, levels: SSAValue, storage: Attribute) -> bool:
@@ -210,7 +211,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
 
     def outputs(self, channels: list[Index], totals: list[SSAValue], storage: Attribute) -> list[SSAValue]:
         if (len(channels) == 1 or self.domain.output(channels[0], storage) is None
-                or self.domain.lookup_table is not None):
+                or isinstance(self.domain.lookup_table, View)):
             return super().outputs(channels, totals, storage)
         totals = [self.joined(total) for total in totals]
         steps = [self.step(o, total) for o, total in zip(channels, totals)]
@@ -219,6 +220,7 @@ class HostInt8Columns(vector_columns.Int8ColumnArithmetic):
             joined = steps[0].bounded(self.packed(levels))
         else:
             joined = steps[0].narrowed(levels, storage)
+        joined = looked_up(self.b, self.domain.lookup_table, joined)  # a table in registers (`NeonTable`)
         lanes = totals[0].type.get_shape()[0]
         return [self.b.emit(llvm.ShuffleVectorOp(joined, joined, DenseArrayBase.from_list(
             i32, list(range(k * lanes, (k + 1) * lanes))), VectorType(storage, [lanes]))) for k in range(len(steps))]

@@ -36,7 +36,7 @@ from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
+from glowmlir.lowering.vector_columns import in_runs, join, load_vector, store_vector
 
 PSHUFB = {16: "llvm.x86.ssse3.pshuf.b.128", 32: "llvm.x86.avx2.pshuf.b", 64: "llvm.x86.avx512.pshuf.b.512"}
 """`vpshufb` by vector bytes: each 128-bit lane looked up in its own 16 bytes."""
@@ -124,6 +124,51 @@ def neon_lookup(b: KernelBuilder, quarters: list[SSAValue], levels: SSAValue) ->
     return entries
 
 
+def neon_quarters(b: KernelBuilder, table: View) -> list[list[SSAValue]]:
+    """A 256-entry table (`table` indexed from its first entry, the level -128's) as `neon_lookup`'s
+    four quarters of four registers."""
+    return [[load_vector(b, table, [SUB_TABLE * (NEON_REGISTERS * q + r)], SUB_TABLE) for r in range(NEON_REGISTERS)]
+            for q in range(256 // (NEON_REGISTERS * SUB_TABLE))]
+
+
+class NeonTable:
+    """A convolution's fused lookup table (`glowll-fuse-lookup-tables`) in NEON's registers,
+    loaded once a kernel (`fused_tables.TableInRegisters`): the output step looks each 16 levels
+    up by `neon_lookup` (8 levels widened to 16, more cut into 16s), where a table read a level
+    took a load and a lane insert each."""
+
+    def __init__(self, b: KernelBuilder, table_by_level: View):
+        self.b, self.by_level = b, table_by_level
+        first = table_by_level.reshaped(table_by_level.shape, table_by_level.strides, table_by_level.offset - 128)
+        self.quarters = neon_quarters(b, first)
+
+    def look_up(self, levels: SSAValue) -> SSAValue:
+        b = self.b
+        if not isinstance(levels.type, VectorType):
+            return b.load(self.by_level, [b.as_index(levels)])
+        lanes = levels.type.get_shape()[0]
+        if lanes > SUB_TABLE:
+            parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+                i32, list(range(first, first + SUB_TABLE))), VectorType(i8, [SUB_TABLE])))
+                for first in range(0, lanes, SUB_TABLE)]
+            return join(b, [neon_lookup(b, self.quarters, part) for part in parts])
+        if lanes == SUB_TABLE:
+            return neon_lookup(b, self.quarters, levels)
+        widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+            i32, [lane % lanes for lane in range(SUB_TABLE)]), VectorType(i8, [SUB_TABLE])))
+        entries = neon_lookup(b, self.quarters, widened)
+        return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
+                                           levels.type))
+
+
+def neon_tables_in_registers(b: KernelBuilder, domain, op: glowll.ConvolutionOp) -> None:
+    """At a NEON int8 kernel's entry (`backend.neon_applies_tables`), its fused table into
+    registers (`NeonTable`) in place of the domain's view of it, loaded once for the kernel."""
+    if isinstance(domain.lookup_table, View) and op.microkernel.parameter("products") is not None \
+            and op.microkernel.parameter("products").data in ("neon", "neon-bytes"):
+        domain.lookup_table = NeonTable(b, domain.lookup_table)
+
+
 def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
     """The table's 256 entries by level (-128..127) where it is a constant weight, else None."""
     weight = op.table.owner
@@ -160,8 +205,7 @@ def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -
         def entries_of(levels: SSAValue) -> SSAValue:
             return computed_entries(b, form, levels)
     elif shuffles == "neon":
-        quarters = [[load_vector(b, table, [SUB_TABLE * (NEON_REGISTERS * q + r)], SUB_TABLE)
-                     for r in range(NEON_REGISTERS)] for q in range(256 // (NEON_REGISTERS * SUB_TABLE))]
+        quarters = neon_quarters(b, table)
 
         def entries_of(levels: SSAValue) -> SSAValue:
             return neon_lookup(b, quarters, levels)
