@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.no_boards:
             cycles_counted = board(args.board).counts_multiplies
             board_rows: dict[str, list[str]] = {}
-            board_profiles = {}
+            board_profiles, board_fused = {}, set()
             for name in builds:
                 compile_options = CompileOptions(quantization=None if name == "float" else int8,
                                                  target=target_for(args.board))
@@ -367,6 +367,8 @@ def main(argv: list[str] | None = None) -> None:
                                        count_cycles=cycles_counted, timeout=3600)
                     profile = profile_on_board(path, args.board, held_out[0], run.instructions, compile_options)
                 board_profiles[name] = profile
+                if name == LAYER_BUILDS[0]:
+                    board_fused = fused_table_layers(bundle)
                 amount, share = elementwise_share(profile)
                 report = memory_report(bundle, args.board if args.board in MEMORY_PRESETS else None)
                 figures = {"instructions per inference": f"{run.instructions:,}",
@@ -388,7 +390,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.layers:
                 print_convolution_layers(board_profiles["float"],
                                          {build: board_profiles[build] for build in LAYER_BUILDS}, args.markdown,
-                                         f"{args.board} instructions")
+                                         f"{args.board} instructions", board_fused)
     columns = [*builds, "onnxruntime float", "onnxruntime int8"]
     title = os.path.basename(args.model) if args.model else "PP-OCR-cls-style 1x3x48x192"
     print_columns([title, *columns], [[label, *values] for label, values in rows.items()],
