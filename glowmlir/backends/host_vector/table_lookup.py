@@ -132,31 +132,35 @@ def neon_quarters(b: KernelBuilder, table: View) -> list[list[SSAValue]]:
 
 
 class NeonTable:
-    """A convolution's fused lookup table (`glowll-fuse-lookup-tables`) in NEON's registers,
-    loaded once a kernel (`fused_tables.TableInRegisters`): the output step looks each 16 levels
-    up by `neon_lookup` (8 levels widened to 16, more cut into 16s), where a table read a level
-    took a load and a lane insert each."""
+    """A convolution's fused lookup table (`glowll-fuse-lookup-tables`) on NEON's `tbl`/`tbx`
+    (`fused_tables.TableInRegisters`): each output step loads its quarters (`ld1` of four
+    registers, 64 bytes, each) and looks its levels up 16 at a time by `neon_lookup` (8 levels
+    widened to 16, more cut into 16s), where a table read a level took a load and a lane insert
+    each. The quarters are loaded where they are used: loaded once a kernel, LLVM spilled
+    them to the stack beside the tiles' registers and copied them into `tbl`'s consecutive
+    registers (the 1x1 16 -> 88 on 3 x 96 with a table: 209,431 instructions, against
+    191,642 with the table apart; see docs/quantization.md, stop 68)."""
 
     def __init__(self, b: KernelBuilder, table_by_level: View):
         self.b, self.by_level = b, table_by_level
-        first = table_by_level.reshaped(table_by_level.shape, table_by_level.strides, table_by_level.offset - 128)
-        self.quarters = neon_quarters(b, first)
+        self.first = table_by_level.reshaped(table_by_level.shape, table_by_level.strides, table_by_level.offset - 128)
 
     def look_up(self, levels: SSAValue) -> SSAValue:
         b = self.b
         if not isinstance(levels.type, VectorType):
             return b.load(self.by_level, [b.as_index(levels)])
+        quarters = neon_quarters(b, self.first)
         lanes = levels.type.get_shape()[0]
         if lanes > SUB_TABLE:
             parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
                 i32, list(range(first, first + SUB_TABLE))), VectorType(i8, [SUB_TABLE])))
                 for first in range(0, lanes, SUB_TABLE)]
-            return join(b, [neon_lookup(b, self.quarters, part) for part in parts])
+            return join(b, [neon_lookup(b, quarters, part) for part in parts])
         if lanes == SUB_TABLE:
-            return neon_lookup(b, self.quarters, levels)
+            return neon_lookup(b, quarters, levels)
         widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
             i32, [lane % lanes for lane in range(SUB_TABLE)]), VectorType(i8, [SUB_TABLE])))
-        entries = neon_lookup(b, self.quarters, widened)
+        entries = neon_lookup(b, quarters, widened)
         return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
                                            levels.type))
 
