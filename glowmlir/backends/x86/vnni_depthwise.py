@@ -27,8 +27,13 @@ Three forms, by the plane (`form_of`): the per-vector form (planes of at most
 its taps' bytes in windows of 64 bytes of the input plane at compile-time offsets:
 MobileNetV3's 8 x 8 and 4 x 4, DS-CNN's 25 x 5); the short form (at most 4 output rows, each
 a vector wide or more: every input row's permutes made once for all the output rows that read
-it); the rows form (any other plane: a loop over output rows). The short and rows forms read a
-copy of the channel's plane in the stack with its padding written out (`copy_padded_plane`).
+it); the rows form (any other plane: a loop over output rows). The rows form reads a copy of
+the channel's plane in the stack with its padding written out (`copy_padded_plane`), the short
+form the same padded rows held in registers (`PaddedRows`). In both, the products of the kernel
+rows wholly in the padding (above or below the input) with the zero point's bytes are made at
+compile time where the selection pass can (`vnni_layout.padded_start_biases`: the bias a row
+for each class of output rows, `{bias_rows = k}`), else by the kernel once a channel
+(`ChannelSums.padded_starts`).
 """
 
 from __future__ import annotations
@@ -359,11 +364,13 @@ def tap_orders(geometry: DepthwiseGeometry, quads: int) -> list[DenseArrayBase]:
 def emit_short_plane(b: KernelBuilder, geometry: DepthwiseGeometry, sums: ChannelSums, image_channel: tuple,
                      starts: ClassStarts, input_offset: int | SSAValue, outputs: JoinedOutputs, dest: View,
                      src: View) -> None:
-    """The short form (`DepthwiseGeometry.short`): the channel's plane copied as the rows form's,
-    then each vector of 16 columns for every output row at once: each input row's window
-    loaded and its taps permuted once for all the output rows that read it (a 5x5 on 2 x 96:
-    4 permutes for its 2 vectors of outputs, where the per-vector form takes 8), the kernel
-    rows in the padding in each output row's start."""
+    """The short form (`DepthwiseGeometry.short`): the channel's padded rows in registers
+    (`PaddedRows`, the rows form's copy without the stack), then each vector of 16 columns for
+    every output row at once: each input row's window cut out and its taps permuted once for
+    all the output rows that read it (a 5x5 on 2 x 96: 4 permutes for its 2 vectors of
+    outputs, where the per-vector form takes 8), the kernel rows in the padding in each output
+    row's start (`ClassStarts`). Where whole vectors tile the rows and a table is fused, the
+    vectors join in the plane's order across rows (2 x 96: 3 lookups of 64 levels, not 4)."""
     n, c = image_channel
     (strides_y, _), (dilation_y, _), top = geometry.strides, geometry.dilations, geometry.pads[0]
     quads = sums.quads
