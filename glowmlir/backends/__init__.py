@@ -28,17 +28,6 @@ defining `BACKEND`), highest priority first."""
 
 
 @dataclass(frozen=True)
-class FusedTable:
-    """A lookup table a convolution's or FullyConnected's kernel would apply as it stores
-    (`glowll-fuse-lookup-tables`): its 256 entries' buffer and the int8 types it maps
-    between (the levels the op requantizes to, `lookup_input`, and its dest's)."""
-
-    table: Any
-    input_type: Any
-    output_type: Any
-
-
-@dataclass(frozen=True)
 class Microkernel:
     """A kernel of a backend for some glowll instructions, named by their `microkernel` property.
 
@@ -52,8 +41,8 @@ class Microkernel:
     (which its `verify` checks); `loaded_numbers`: the
     `KernelParameters` it loads from a layer's record even when they are 0; `lookup_tables`: it
     applies a convolution's or FullyConnected's fused `lookup_table` to each output as it stores
-    it (`glowll-fuse-lookup-tables`), always or where a predicate of the op and the table
-    (`FusedTable`) says so; `verify`: its own rules (a packed filter's shape, a
+    it (`glowll-fuse-lookup-tables`), always or (a predicate of the op) where its parameters
+    say so; `verify`: its own rules (a packed filter's shape, a
     record's size), raising `VerifyException`."""
 
     name: str
@@ -75,9 +64,9 @@ class Microkernel:
     lanes: int = 0
     """A vector kernel's int32 lanes a vector (output columns a vector for a column kernel)."""
 
-    def applies_tables(self, op, table: FusedTable) -> bool:
-        """Whether its kernel of `op` applies the fused lookup table `table` (`lookup_tables`)."""
-        return self.lookup_tables(op, table) if callable(self.lookup_tables) else self.lookup_tables
+    def applies_tables(self, op) -> bool:
+        """Whether its kernel of `op` applies a fused lookup table (`lookup_tables`)."""
+        return self.lookup_tables(op) if callable(self.lookup_tables) else self.lookup_tables
 
     def emitters(self) -> ModuleType:
         """The module of its `emit_*` functions."""

@@ -69,7 +69,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from glowmlir.backends import FusedTable, microkernel, microkernels_of
+from glowmlir.backends import microkernel, microkernels_of
 from glowmlir.dialects import glow
 from glowmlir.dialects.quant import UniformQuantizedType, finer_levels, is_quantized, storage_type
 from glowmlir.dialects.weights import NamedWeightSyntax
@@ -581,8 +581,7 @@ def verify_lookup_table(op: ConvolutionOp | FullyConnectedOp) -> None:
         _fail(op, "a lookup_table needs its lookup_input, the int8 type it is indexed by")
     if getattr(op, "pool", None) is not None:
         _fail(op, "a lookup_table and a fused pool do not go together")
-    if op.microkernel is not None and not microkernel(op.microkernel.data).applies_tables(
-            op, FusedTable(table, levels, dest)):
+    if op.microkernel is not None and not microkernel(op.microkernel.data).applies_tables(op):
         _fail(op, f"the {op.microkernel.data} microkernel applies no lookup_table")
 
 

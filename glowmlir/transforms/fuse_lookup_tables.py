@@ -25,20 +25,16 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from glowmlir.backends import FusedTable, microkernel
+from glowmlir.backends import microkernel
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType, storage_type
 
 TABLE_PRODUCERS = (glowll.ConvolutionOp, glowll.FullyConnectedOp)
 
 
-def _applies_tables(op: glowll.ConvolutionOp | glowll.FullyConnectedOp, lookup: glowll.IntLookupTableOp) -> bool:
-    """The op's kernel can apply `lookup`'s table as it stores: the portable one, or a
-    microkernel that says so (of this table, `Microkernel.applies_tables`)."""
-    if op.microkernel is None:
-        return True
-    table = FusedTable(lookup.table, lookup.input.type.element_type, lookup.dest.type.element_type)
-    return microkernel(op.microkernel.data).applies_tables(op, table)
+def _applies_tables(op: glowll.ConvolutionOp | glowll.FullyConnectedOp) -> bool:
+    """The op's kernel can apply a table as it stores: the portable one, or a microkernel that says so."""
+    return op.microkernel is None or microkernel(op.microkernel.data).applies_tables(op)
 
 
 def fusable_producer(lookup: glowll.IntLookupTableOp) -> glowll.ConvolutionOp | glowll.FullyConnectedOp | None:
@@ -53,7 +49,7 @@ def fusable_producer(lookup: glowll.IntLookupTableOp) -> glowll.ConvolutionOp | 
     if not isinstance(producer, TABLE_PRODUCERS) or producer.dest is not levels or producer.parent is not lookup.parent:
         return None
     if producer.lookup_table is not None or getattr(producer, "pool", None) is not None \
-            or getattr(producer, "residual", None) is not None or not _applies_tables(producer, lookup):
+            or getattr(producer, "residual", None) is not None or not _applies_tables(producer):
         return None
     if lookup.dest in producer.operands:
         return None

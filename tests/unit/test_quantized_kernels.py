@@ -259,40 +259,19 @@ def convolution_case(seed: int, geometry, per_channel: bool = False, activation:
 
 
 
-def hard_swish_entries(input_scale: float, input_offset: int,
-                       rng: np.random.Generator) -> tuple[tuple[float, int], np.ndarray]:
-    """A HardSwish table from int8 levels of (`input_scale`, `input_offset`), as `glow-quantize`
-    makes one for a value only tables read: the output over HardSwish's values there (its
-    minimum at times clipped); returns (output scale, zero point) and the entries rint(y / so)
-    + zo clamped, by level (-128..127)."""
-    x = input_scale * (np.arange(-128, 128) - input_offset)
-    y = x * np.clip(x + 3, 0, 6) / 6
-    bottom = min(float(y.min()), 0.0) * rng.uniform(0.8, 1.0)
-    output_scale = float(np.float32((float(y.max()) - bottom) / 255 * rng.uniform(0.97, 1.0)))
-    output_offset = int(np.clip(np.rint(-128 - bottom / output_scale), -128, 127))
-    entries = np.clip(np.rint(y / output_scale) + output_offset, -128, 127).astype(np.int8)
-    return (output_scale, output_offset), entries
-
-
-def with_lookup_table(case: Case, seed: int, hard_swish: bool = False) -> Case:
+def with_lookup_table(case: Case, seed: int) -> Case:
     """`case` with a random int8 table (of seed `seed`, output type 0.02:-5) looked up on its
     saved output: the table's input is the case's output ("y" and its suffix), its output "z"
-    (with the same suffix: several such cases make one net) saved instead. `hard_swish`: the
-    table a HardSwish of the case's output type (`hard_swish_entries`), not random."""
+    (with the same suffix: several such cases make one net) saved instead."""
     save = re.search(r'  glow.save %y(\w*) as "y\w*" : (tensor<[^\n]*>)', case.body)
     suffix, saved_type = save.groups()
-    rng = np.random.default_rng(seed)
-    if hard_swish:
-        scale, offset = re.search(r"x!quant\.uniform<i8:f32, ([^:]+):(-?\d+)>>$", saved_type).groups()
-        output, table = hard_swish_entries(float(scale), int(offset), rng)
-    else:
-        output, table = (0.02, -5), rng.integers(-128, 128, 256).astype(np.int8)
-    table_type = tensor((256,), q8(*output))
-    out_type = saved_type.rsplit("x!quant", 1)[0] + "x" + q8(*output) + ">"
+    table_type = tensor((256,), q8(0.02, -5))
+    out_type = saved_type.rsplit("x!quant", 1)[0] + "x" + q8(0.02, -5) + ">"
     body = case.body.replace(save.group(0), f"""
   %t{suffix} = glow.constant "t{suffix}" elided : {table_type}
   %z{suffix} = glow.int_lookup_table %y{suffix}, %t{suffix} : ({saved_type}, {table_type}) -> {out_type}
   glow.save %z{suffix} as "z{suffix}" : {out_type}""")
+    table = np.random.default_rng(seed).integers(-128, 128, 256).astype(np.int8)
     return Case(body, case.inputs, {**case.constants, f"t{suffix}": table}, f"z{suffix}",
                 table[case.expected.astype(np.int64) + 128])
 

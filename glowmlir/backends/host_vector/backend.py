@@ -10,15 +10,14 @@ eight int8 products an instruction, `int8_byte_products`);
 int8 Add, Sub and Mul on int32 lanes ("vector-elementwise-int8", `lowering.vector_elementwise`);
 int8 lookup tables on byte shuffles ("vector-lookup-int8", `table_lookup`); float to int8
 quantizes 32 levels a step ("vector-quantize-int8", `quantize`).
-`glowll-select-vector-columns` picks them. The int8 convolution kernels apply a fused lookup
-table (`Microkernel.lookup_tables`, `table_lookup.host_applies_tables`) on NEON (`products =
-"neon"` or `"neon-bytes"`: any table, looked up 16 levels at a time by `tbl`/`tbx` in the
-output step, `table_lookup.NeonTable`) and on AVX2 where the table has a proved int16 form
-(a HardSwish's: computed 32 levels at a time, `table_lookup.ComputedTable`), without the
-stand-alone lookup's pass over memory. Other tables on x86 stay apart on `vector-lookup-int8`,
-32 or 64 levels a step: looked up in the output step, 8 or 16 lanes at a time or by 16-byte
-shuffles whose 16 sub-tables AVX2's 16 registers cannot hold beside the tiles, they were
-slower (the PP-OCR-cls-style net: int8 / float 1.62 fused by shuffles, 0.80 apart)."""
+`glowll-select-vector-columns` picks them. On NEON (`products = "neon"` or `"neon-bytes"`) the
+int8 convolution kernels apply a fused lookup table (`Microkernel.lookup_tables`,
+`neon_applies_tables`): loaded into 16 registers once a kernel (`table_lookup.NeonTable`), it
+is looked up 16 levels at a time by `tbl`/`tbx` in the output step, as the stand-alone lookup
+does, without its pass over memory. On x86 they apply none: their output step would look each
+vector of 8 or 16 levels up one lane at a time (or by 16-byte shuffles, the 16 sub-tables
+spilled from AVX2's 16 registers), slower than a table kept apart on `vector-lookup-int8`, 32
+or 64 levels a step (the PP-OCR-cls-style net: int8 / float 1.62 fused by shuffles, 0.80 apart)."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOr
 from glowmlir.backends.host_vector.int8_byte_depthwise import INT16_TAPS, WIDE_TAPS
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS, products_of
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
-from glowmlir.backends.host_vector.table_lookup import host_applies_tables
 from glowmlir.backends.host_vector.target import (
     X86_FEATURE_BASES,
     byte_shuffles,
@@ -149,11 +147,17 @@ def verify_depthwise_filter(op) -> None:
                               "and an int16_taps of 1 to KW kernel columns")
 
 
+def neon_applies_tables(op) -> bool:
+    """Whether a host vector int8 convolution kernel applies a fused lookup table: on NEON's
+    products (`PAIR_PRODUCTS` "neon" or "neon-bytes"), whose 32 registers hold the table's 16."""
+    return products_of(op) in ("neon", NEON_BYTES)
+
+
 def _int8(name: str) -> Microkernel:
     return Microkernel(name, "glowmlir.backends.host_vector.int8_byte_depthwise", ops=("glowll.convolution",),
                        tiled=True, parameters=(PAIR_PRODUCTS, INT16_TAPS, WIDE_TAPS),
                        plane_free_parameters=(PAIR_PRODUCTS, INT16_TAPS, WIDE_TAPS), verify=verify_depthwise_filter,
-                       lookup_tables=host_applies_tables)
+                       lookup_tables=neon_applies_tables)
 
 
 def glowll_passes(options: PipelineOptions) -> list:
@@ -183,14 +187,14 @@ BACKEND = Backend("host_vector", passes=PASSES, microkernels=(
     _int8(layout.INT8_DEPTHWISE), _int8(layout.INT8_PLANES),
     Microkernel(layout.INT8_COLUMNS, "glowmlir.backends.host_vector.int8_columns", ops=("glowll.convolution",),
                 tiled=True, parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,),
-                verify=verify_tap_pair_words, lookup_tables=host_applies_tables),
+                verify=verify_tap_pair_words, lookup_tables=neon_applies_tables),
     Microkernel(layout.INT8_POINTWISE, "glowmlir.backends.host_vector.int8_pointwise", ops=("glowll.convolution",),
                 tiled=True, parameters=(PAIR_PRODUCTS,), plane_free_parameters=(PAIR_PRODUCTS,),
-                verify=verify_pair_words, lookup_tables=host_applies_tables),
+                verify=verify_pair_words, lookup_tables=neon_applies_tables),
     Microkernel(layout.INT8_IM2COL, "glowmlir.backends.host_vector.int8_im2col", ops=("glowll.convolution",),
                 tiled=True, parameters=(glowll.QUANTIZED_INPUT, "reciprocal", PAIR_PRODUCTS),
                 plane_free_parameters=(PAIR_PRODUCTS,), verify=verify_im2col_words,
-                lookup_tables=host_applies_tables),
+                lookup_tables=neon_applies_tables),
     Microkernel(layout.INT8_ELEMENTWISE, "glowmlir.backends.host_vector.byte_elementwise", ops=("glowll.elementwise",),
                 elementwise_kinds=ELEMENTWISE_KINDS, parameters=("shuffles", "products")),
     Microkernel(layout.INT8_LOOKUP, "glowmlir.backends.host_vector.table_lookup", ops=("glowll.int_lookup_table",),

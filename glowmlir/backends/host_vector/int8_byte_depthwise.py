@@ -51,7 +51,7 @@ from glowmlir.backends.host_vector import depthwise as vector_depthwise
 from glowmlir.backends.host_vector import int8_depthwise
 from glowmlir.backends.host_vector.int8_byte_products import sums_fit_int16
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, HostInt8Columns, products_of
-from glowmlir.backends.host_vector.table_lookup import host_tables_in_registers
+from glowmlir.backends.host_vector.table_lookup import neon_tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View, is_zero
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain
@@ -204,7 +204,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     """The `vector-depthwise-int8` and `vector-planes-int8` microkernels' entry: on int8
     products (`{products = "neon-bytes"}`) the depthwise tiles on `ByteTaps`, else
     `int8_depthwise.emit_convolution`."""
-    host_tables_in_registers(b, domain, op)
+    neon_tables_in_registers(b, domain, op)
     if op.microkernel.data != INT8_PLANES and products_of(op) == NEON_BYTES:
         vector_depthwise.emit_convolution(b, domain, op, view, ByteTaps)
     else:

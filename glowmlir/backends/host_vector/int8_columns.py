@@ -21,7 +21,7 @@ from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_depthwise import PairedTaps
 from glowmlir.backends.host_vector.int8_pointwise import halves_as_words
-from glowmlir.backends.host_vector.table_lookup import host_tables_in_registers
+from glowmlir.backends.host_vector.table_lookup import neon_tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -58,6 +58,6 @@ class ColumnPairTaps(PairedTaps):
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """The column tiles, `optsize`: unrolled by LLVM (its kernel rows and input channels) the
     PP-OCR-cls-style stem was 16,943 bytes of code for 8% less time than its 4,704 here."""
-    host_tables_in_registers(b, domain, op)
+    neon_tables_in_registers(b, domain, op)
     b.optimize_for_size = True
     vector_columns.emit_convolution(b, domain, op, view, ColumnPairTaps)

@@ -44,7 +44,7 @@ from glowmlir.backends.host_vector.int8_pointwise import (
     byte_pointwise_rows,
     pointwise_rows,
 )
-from glowmlir.backends.host_vector.table_lookup import host_tables_in_registers
+from glowmlir.backends.host_vector.table_lookup import neon_tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.lowering import loop_skeletons, vector_columns
@@ -249,7 +249,7 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     its words broadcast once (`broadcast_words`), not once a row. Of a float input (a quantize
     folded in), each output row first quantizes the input rows it is the first to read
     (`QuantizedRows`)."""
-    host_tables_in_registers(b, domain, op)
+    neon_tables_in_registers(b, domain, op)
     dest, src, packed, bias = view(op.dest), view(op.input), view(op.filter), view(op.bias)
     n_size, out_c, out_h, out_w = dest.shape
     block, (lanes, accumulators) = packed.shape[4], op.vector_tile.get_values()[:2]

@@ -33,7 +33,7 @@ from xdsl.ir import SSAValue
 
 from glowmlir.backends.host_vector.int8_byte_products import BytePairColumns, PreparedBytes, prepared_bytes
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PairColumns, products_of
-from glowmlir.backends.host_vector.table_lookup import host_tables_in_registers
+from glowmlir.backends.host_vector.table_lookup import neon_tables_in_registers
 from glowmlir.dialects import glowll
 from glowmlir.lowering import vector_columns
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
@@ -311,7 +311,7 @@ def byte_pointwise_rows(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.C
 
 def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.ConvolutionOp, view) -> None:
     """Each block of output channels over runs of pixels (`vector_columns.one_row_per_channel`)."""
-    host_tables_in_registers(b, domain, op)
+    neon_tables_in_registers(b, domain, op)
     packed = view(op.filter)
     block = packed.shape[4]
     lanes, accumulators = op.vector_tile.get_values()[:2]

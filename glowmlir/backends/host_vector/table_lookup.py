@@ -31,7 +31,6 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
-from glowmlir.backends import FusedTable
 from glowmlir.backends.host_vector.table_arithmetic import HardSwishForm, computed_entries, hard_swish_form
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
@@ -132,34 +131,15 @@ def neon_quarters(b: KernelBuilder, table: View) -> list[list[SSAValue]]:
             for q in range(256 // (NEON_REGISTERS * SUB_TABLE))]
 
 
-def in_vectors_of(b: KernelBuilder, levels: SSAValue, width: int, entries_of) -> SSAValue:
-    """`entries_of` (a lookup of `width` int8 levels) applied to `levels` of any number of lanes:
-    fewer widened to `width` (the lanes repeated; the extra entries dropped), more cut into
-    vectors of `width` and joined again."""
-    lanes = levels.type.get_shape()[0]
-    vector = VectorType(i8, [width])
-    if lanes > width:
-        parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
-            i32, list(range(first, first + width))), vector)) for first in range(0, lanes, width)]
-        return join(b, [entries_of(part) for part in parts])
-    if lanes == width:
-        return entries_of(levels)
-    widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
-        i32, [lane % lanes for lane in range(width)]), vector))
-    entries = entries_of(widened)
-    return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
-                                       levels.type))
-
-
 class NeonTable:
     """A convolution's fused lookup table (`glowll-fuse-lookup-tables`) on NEON's `tbl`/`tbx`
     (`fused_tables.TableInRegisters`): each output step loads its quarters (`ld1` of four
-    registers, 64 bytes, each) and looks its levels up 16 at a time by `neon_lookup`
-    (`in_vectors_of`), where a table read a level took a load and a lane insert each. The
-    quarters are loaded where they are used: loaded once a kernel, LLVM spilled them to the
-    stack beside the tiles' registers and copied them into `tbl`'s consecutive registers (the
-    1x1 16 -> 88 on 3 x 96 with a table: 209,431 instructions, against 199,659 so and 191,642
-    with the table apart; docs/quantization.md, stop 68)."""
+    registers, 64 bytes, each) and looks its levels up 16 at a time by `neon_lookup` (8 levels
+    widened to 16, more cut into 16s), where a table read a level took a load and a lane insert
+    each. The quarters are loaded where they are used: loaded once a kernel, LLVM spilled
+    them to the stack beside the tiles' registers and copied them into `tbl`'s consecutive
+    registers (the 1x1 16 -> 88 on 3 x 96 with a table: 209,431 instructions, against
+    191,642 with the table apart; see docs/quantization.md, stop 68)."""
 
     def __init__(self, b: KernelBuilder, table_by_level: View):
         self.b, self.by_level = b, table_by_level
@@ -170,68 +150,27 @@ class NeonTable:
         if not isinstance(levels.type, VectorType):
             return b.load(self.by_level, [b.as_index(levels)])
         quarters = neon_quarters(b, self.first)
-        return in_vectors_of(b, levels, SUB_TABLE, lambda part: neon_lookup(b, quarters, part))
+        lanes = levels.type.get_shape()[0]
+        if lanes > SUB_TABLE:
+            parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+                i32, list(range(first, first + SUB_TABLE))), VectorType(i8, [SUB_TABLE])))
+                for first in range(0, lanes, SUB_TABLE)]
+            return join(b, [neon_lookup(b, quarters, part) for part in parts])
+        if lanes == SUB_TABLE:
+            return neon_lookup(b, quarters, levels)
+        widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+            i32, [lane % lanes for lane in range(SUB_TABLE)]), VectorType(i8, [SUB_TABLE])))
+        entries = neon_lookup(b, quarters, widened)
+        return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
+                                           levels.type))
 
 
-class ComputedTable:
-    """A convolution's fused HardSwish-shaped table on AVX2 computed by its proved int16 form
-    (`table_arithmetic.computed_entries`, 32 levels a step: `in_vectors_of`), not looked up
-    (`fused_tables.TableInRegisters`)."""
-
-    def __init__(self, b: KernelBuilder, table_by_level: View, form: HardSwishForm):
-        self.b, self.by_level, self.form = b, table_by_level, form
-
-    def look_up(self, levels: SSAValue) -> SSAValue:
-        b = self.b
-        if not isinstance(levels.type, VectorType):
-            return b.load(self.by_level, [b.as_index(levels)])
-        return in_vectors_of(b, levels, SHUFFLE_BYTES["avx2"], lambda part: computed_entries(b, self.form, part))
-
-
-def fused_table_form(table: FusedTable) -> HardSwishForm | None:
-    """The int16 form (`table_arithmetic.hard_swish_form`) proved to give every entry of a
-    constant table between its per-tensor int8 types; None where there is none."""
-    weight = table.table.owner
-    types = (table.input_type, table.output_type)
-    if not isinstance(weight, glowll.WeightOp) or weight.value is None or not all(
-            isinstance(t, UniformQuantizedType) and not t.per_channel for t in types):
-        return None
-    entries = array_from_dense(weight.value).reshape(-1).astype(np.int64)
-    input_type, output_type = types
-    return hard_swish_form(entries, input_type.scale, input_type.offset, output_type.scale, output_type.offset)
-
-
-def on_neon(op: glowll.ConvolutionOp) -> bool:
-    """Whether a host vector int8 convolution runs on NEON's products ("neon", "neon-bytes")."""
-    products = op.microkernel.parameter("products")
-    return products is not None and products.data in ("neon", "neon-bytes")
-
-
-def on_avx2(op: glowll.ConvolutionOp) -> bool:
-    """Whether a host vector int8 convolution runs on AVX2's ymm (8 int32 lanes, `vpmaddwd`)."""
-    return op.microkernel.parameter("products") is None and op.vector_tile.get_values()[0] == 8
-
-
-def host_applies_tables(op: glowll.ConvolutionOp, table: FusedTable) -> bool:
-    """Whether a host vector int8 convolution kernel applies the fused table `table`: on NEON
-    any (`NeonTable`, 16 of its 32 registers), on AVX2 one with a proved int16 form
-    (`ComputedTable`: a few constants, where the 16 sub-tables of a looked-up one would not
-    fit AVX2's 16 registers beside the tiles)."""
-    return on_neon(op) or (on_avx2(op) and fused_table_form(table) is not None)
-
-
-def host_tables_in_registers(b: KernelBuilder, domain, op: glowll.ConvolutionOp) -> None:
-    """At a host vector int8 kernel's entry, its fused table (`host_applies_tables`) in place
-    of the domain's view of it: a `NeonTable` or a `ComputedTable`."""
-    if not isinstance(domain.lookup_table, View):
-        return
-    if on_neon(op):
+def neon_tables_in_registers(b: KernelBuilder, domain, op: glowll.ConvolutionOp) -> None:
+    """At a NEON int8 kernel's entry (`backend.neon_applies_tables`), its fused table into
+    registers (`NeonTable`) in place of the domain's view of it, loaded once for the kernel."""
+    if isinstance(domain.lookup_table, View) and op.microkernel.parameter("products") is not None \
+            and op.microkernel.parameter("products").data in ("neon", "neon-bytes"):
         domain.lookup_table = NeonTable(b, domain.lookup_table)
-        return
-    form = fused_table_form(FusedTable(op.lookup_table, op.properties["lookup_input"],
-                                       op.dest.type.element_type))
-    assert form is not None, "a host vector kernel on x86 takes only a table of a proved form"
-    domain.lookup_table = ComputedTable(b, domain.lookup_table, form)
 
 
 def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
@@ -244,11 +183,15 @@ def constant_entries(op: glowll.IntLookupTableOp) -> np.ndarray | None:
 
 def arithmetic_form(op: glowll.IntLookupTableOp) -> HardSwishForm | None:
     """The int16 form (`table_arithmetic`) proved to give every entry of the op's constant
-    table between its int8 types, on AVX2 (`fused_table_form`); None where there is none (the
-    table is looked up)."""
-    if shuffles_of(op) != "avx2":
+    table between its int8 types, on AVX2; None where there is none (the table is looked up)."""
+    entries = constant_entries(op)
+    types = [value.type.element_type for value in (op.input, op.dest)]
+    if shuffles_of(op) != "avx2" or entries is None or not all(
+            isinstance(t, UniformQuantizedType) and not t.per_channel for t in types):
         return None
-    return fused_table_form(FusedTable(op.table, op.input.type.element_type, op.dest.type.element_type))
+    input_type, output_type = types
+    return hard_swish_form(entries.astype(np.int64), input_type.scale, input_type.offset, output_type.scale,
+                           output_type.offset)
 
 
 def emit_int_lookup_table(b: KernelBuilder, op: glowll.IntLookupTableOp, view) -> None:
