@@ -93,15 +93,16 @@ def test_the_rows_form_takes_the_larger_planes():
     """Which form each test geometry exercises: the short form planes of at most 4 rows at
     least a vector wide, the rows form the other planes of more than 16 vectors, the
     per-vector form the rest; a plane whose every output row has a kernel row in the padding
-    (3 x 96 of a 5x5) takes one start a row; and the short form's 5x5s of at most 4 input rows
-    one operand for the fifth column of every input row, a word an output row."""
+    (3 x 96 of a 5x5) takes one start a row, from a row of the bias (`start_classes`); and the
+    short form's 5x5s of at most 4 input rows one operand for the fifth column of every input
+    row, a word an output row."""
     forms = {name: vnni_depthwise.form_of(geometry_of(name)).__name__ for name in ALL}
     assert all(geometry_of(name).takes() for name in ALL)
     assert {name for name, form in forms.items() if form == "emit_short_plane"} == {
         "5x5_stride_2_1_ppocr", "5x5_two_rows_ppocr", "3x3_one_row", "5x5_three_rows_ppocr", "1x3_three_rows",
-        "5x5_stride_2_1_three_rows"}
+        "5x5_stride_2_1_three_rows", "5x5_two_rows_of_96", "3x3_four_rows_of_32"}
     assert {name for name in ALL if geometry_of(name).column_words()} == {
-        "5x5_two_rows_ppocr", "5x5_three_rows_ppocr", "5x5_stride_2_1_three_rows"}
+        "5x5_two_rows_ppocr", "5x5_three_rows_ppocr", "5x5_stride_2_1_three_rows", "5x5_two_rows_of_96"}
     assert {name for name, form in forms.items() if form == "emit_rows"} == {
         "3x3_wide_rows", "3x3_stride_2_1_ppocr", "3x3_dilated_uneven_pads", "3x3_column_stride_2", "5x5_unpadded",
         "3x3_unpadded_one_row_class", "3x4_two_row_padding"}
@@ -109,6 +110,8 @@ def test_the_rows_form_takes_the_larger_planes():
     assert ppocr.row_classes() == [(0, 1, (0, 1)), (1, 2, (0, 4)), (2, 3, (3, 4))]
     assert ppocr.padded_plane() == (3, 128) and ppocr.window_bytes() == 32
     assert ppocr.rows_fit() and not ppocr.fits()
+    # its classes' starts come from the bias (`padded_start_biases`); an unpadded plane has none
+    assert ppocr.start_classes() == ppocr.row_classes() and geometry_of("5x5_unpadded").start_classes() == []
     # the fifth column's taps (index ky * 5 + 4) of the kernel rows that read input rows 0, 1, 2
     assert ppocr.column_words() == ((14, 19, 24, None), (9, 14, 19, None), (4, 9, 14, None))
     strided = vnni_layout.DepthwiseGeometry((3, 96), (2, 96), (5, 5), (2, 1), (2, 2), (1, 1))
