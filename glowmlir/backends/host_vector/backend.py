@@ -12,9 +12,9 @@ int8 lookup tables on byte shuffles ("vector-lookup-int8", `table_lookup`); floa
 quantizes 32 levels a step ("vector-quantize-int8", `quantize`).
 `glowll-select-vector-columns` picks them. On NEON (`products = "neon"` or `"neon-bytes"`) the
 int8 convolution kernels apply a fused lookup table (`Microkernel.lookup_tables`,
-`neon_applies_tables`): loaded into 16 registers once a kernel (`table_lookup.NeonTable`), it
-is looked up 16 levels at a time by `tbl`/`tbx` in the output step, as the stand-alone lookup
-does, without its pass over memory. On x86 they apply none: their output step would look each
+`table_lookup.neon_applies_tables`): it is looked up 16 levels at a time by `tbl`/`tbx` in
+the output step (`table_lookup.NeonTable`, its quarters loaded where a lookup uses them), as
+the stand-alone lookup does, without its pass over memory. On x86 they apply none: their output step would look each
 vector of 8 or 16 levels up one lane at a time (or by 16-byte shuffles, the 16 sub-tables
 spilled from AVX2's 16 registers), slower than a table kept apart on `vector-lookup-int8`, 32
 or 64 levels a step (the PP-OCR-cls-style net: int8 / float 1.62 fused by shuffles, 0.80 apart).
@@ -33,6 +33,7 @@ from glowmlir.backends import Backend, Microkernel, PipelineOptions, SelectionOr
 from glowmlir.backends.host_vector.int8_byte_depthwise import INT16_TAPS, WIDE_TAPS
 from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, PAIR_PRODUCTS, products_of
 from glowmlir.backends.host_vector.quantize import takes_quantized_levels, verify_reciprocal, verify_vector_quantize
+from glowmlir.backends.host_vector.table_lookup import neon_applies_tables
 from glowmlir.backends.host_vector.target import (
     X86_FEATURE_BASES,
     byte_shuffles,
@@ -148,12 +149,6 @@ def verify_depthwise_filter(op) -> None:
         raise VerifyException(f"{op.name}: a depthwise layer on NEON's int8 products takes its filter int8 "
                               "[C, 1, KH, KW, 1] (int16 with wide_taps, kernel positions below KH x KW) "
                               "and an int16_taps of 1 to KW kernel columns")
-
-
-def neon_applies_tables(op) -> bool:
-    """Whether a host vector int8 convolution kernel applies a fused lookup table: on NEON's
-    products (`PAIR_PRODUCTS` "neon" or "neon-bytes"), whose 32 registers hold the table's 16."""
-    return products_of(op) in ("neon", NEON_BYTES)
 
 
 def _int8(name: str) -> Microkernel:

@@ -31,6 +31,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i8, i32
 from xdsl.ir import SSAValue
 
+from glowmlir.backends.host_vector.int8_depthwise import NEON_BYTES, products_of
 from glowmlir.backends.host_vector.table_arithmetic import HardSwishForm, computed_entries, hard_swish_form
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
@@ -165,11 +166,17 @@ class NeonTable:
                                            levels.type))
 
 
+def neon_applies_tables(op: glowll.ConvolutionOp) -> bool:
+    """Whether a host vector int8 convolution kernel applies a fused lookup table
+    (`Microkernel.lookup_tables`): on NEON's products (`products = "neon"` or `"neon-bytes"`),
+    by `NeonTable`."""
+    return products_of(op) in ("neon", NEON_BYTES)
+
+
 def neon_tables_in_registers(b: KernelBuilder, domain, op: glowll.ConvolutionOp) -> None:
-    """At a NEON int8 kernel's entry (`backend.neon_applies_tables`), its fused table into
-    registers (`NeonTable`) in place of the domain's view of it, loaded once for the kernel."""
-    if isinstance(domain.lookup_table, View) and op.microkernel.parameter("products") is not None \
-            and op.microkernel.parameter("products").data in ("neon", "neon-bytes"):
+    """At a NEON int8 kernel's entry (`neon_applies_tables`), its fused table as a `NeonTable`
+    in place of the domain's view of it."""
+    if isinstance(domain.lookup_table, View) and neon_applies_tables(op):
         domain.lookup_table = NeonTable(b, domain.lookup_table)
 
 
