@@ -7,14 +7,16 @@ AVX-512 VBMI's `vpermi2b`, `backends.x86.vnni_kernels.PermutedTable`), a vector 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i32
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation
 
 from glowmlir.lowering.kernel_builder import KernelBuilder, View
+from glowmlir.lowering.vector_columns import join
 
 
 def lookup_table_by_level(op: IRDLOperation, view) -> View | None:
@@ -34,6 +36,29 @@ class TableInRegisters(Protocol):
     def look_up(self, levels: SSAValue) -> SSAValue:
         """Each int8 level (a vector of them, or one level) replaced by its entry."""
         ...
+
+
+def looked_up_by_vectors(b: KernelBuilder, levels: SSAValue, by_level: View, width: int,
+                         entries_of: Callable[[SSAValue], SSAValue]) -> SSAValue:
+    """A `TableInRegisters`' lookup of int8 `levels` by `entries_of`, which takes `width` of
+    them at once: a lone level read from memory (`by_level`, `lookup_table_by_level`); fewer
+    lanes widened to `width` (repeated) and the extra entries dropped; more cut into vectors of
+    `width`, their entries joined."""
+    if not isinstance(levels.type, VectorType):
+        return b.load(by_level, [b.as_index(levels)])
+    lanes = levels.type.get_shape()[0]
+    vector = VectorType(levels.type.element_type, [width])
+    if lanes > width:
+        parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+            i32, list(range(first, first + width))), vector)) for first in range(0, lanes, width)]
+        return join(b, [entries_of(part) for part in parts])
+    if lanes == width:
+        return entries_of(levels)
+    widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
+        i32, [lane % lanes for lane in range(width)]), vector))
+    entries = entries_of(widened)
+    return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
+                                       levels.type))
 
 
 def looked_up(b: KernelBuilder, table: View | TableInRegisters | None, levels: SSAValue) -> SSAValue:

@@ -84,9 +84,9 @@ def test_neon_int8_tiles_apply_a_fused_table_in_their_output_step(group):
     """Each layer of the group followed by a random int8 table (`with_lookup_table`) takes the
     table into its kernel (`glowll-fuse-lookup-tables`: NEON's int8 kernels apply tables,
     `table_lookup.neon_applies_tables`), which looks it up 16 levels at a time from the
-    table's four quarters (`table_lookup.NeonTable`, `tbl`/`tbx`): no stand-alone lookup is left, and every output is
-    the table's entry of the reference's level, bit for bit, under a relu, a clip or no
-    activation, per tensor and per channel (alternately)."""
+    table's four quarters (`table_lookup.NeonTable`, `tbl`/`tbx`): no stand-alone lookup is
+    left, and every output is the table's entry of the reference's level, bit for bit, under a
+    relu, a clip or no activation, per tensor and per channel (alternately)."""
     layers = geometries(group)
     seed = 2600 + 100 * GROUPS.index(group)
     cases = [with_lookup_table(convolution_case(seed + k, geometry, k % 2 == 1, ACTIVATIONS[k % 3],

@@ -14,13 +14,15 @@ quantizes 32 levels a step ("vector-quantize-int8", `quantize`).
 int8 convolution kernels apply a fused lookup table (`Microkernel.lookup_tables`,
 `table_lookup.neon_applies_tables`): it is looked up 16 levels at a time by `tbl`/`tbx` in
 the output step (`table_lookup.NeonTable`, its quarters loaded where a lookup uses them), as
-the stand-alone lookup does, without its pass over memory. On x86 they apply none: their output step would look each
-vector of 8 or 16 levels up one lane at a time (or by 16-byte shuffles, the 16 sub-tables
-spilled from AVX2's 16 registers), slower than a table kept apart on `vector-lookup-int8`, 32
-or 64 levels a step (the PP-OCR-cls-style net: int8 / float 1.62 fused by shuffles, 0.80 apart).
-A HardSwish table computed by its proved int16 form (`table_arithmetic`) in the output step was
-slower too: its constants take AVX2 registers the tiles' accumulators need (PaddleOCR's cls
-model in AVX2 code: 307 µs a run against 293 with the tables apart; docs/quantization.md, stop 68)."""
+the stand-alone lookup does, without its pass over memory. On x86 they apply none: their
+output step would look each vector of 8 or 16 levels up one lane at a time (or by 16-byte
+shuffles, the 16 sub-tables spilled from AVX2's 16 registers), slower than a table kept apart
+on `vector-lookup-int8`, 32 or 64 levels a step (the PP-OCR-cls-style net: int8 / float 1.62
+fused by shuffles, 0.80 apart). A HardSwish table computed by its proved int16 form
+(`table_arithmetic`) in the output step was slower too: its constants take AVX2 registers the
+tiles' accumulators need (PaddleOCR's cls model in AVX2 code: 307 µs a run against 293 with
+the tables apart, flash 415,725 against 409,317 B, RAM 199,744 against 205,888 B;
+docs/quantization.md, stop 68)."""
 
 from __future__ import annotations
 

@@ -36,8 +36,9 @@ from glowmlir.backends.host_vector.table_arithmetic import HardSwishForm, comput
 from glowmlir.dialects import glowll
 from glowmlir.dialects.quant import UniformQuantizedType
 from glowmlir.dialects.weights import array_from_dense
+from glowmlir.lowering.fused_tables import looked_up_by_vectors
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
-from glowmlir.lowering.vector_columns import in_runs, join, load_vector, store_vector
+from glowmlir.lowering.vector_columns import in_runs, load_vector, store_vector
 
 PSHUFB = {16: "llvm.x86.ssse3.pshuf.b.128", 32: "llvm.x86.avx2.pshuf.b", 64: "llvm.x86.avx512.pshuf.b.512"}
 """`vpshufb` by vector bytes: each 128-bit lane looked up in its own 16 bytes."""
@@ -148,22 +149,8 @@ class NeonTable:
 
     def look_up(self, levels: SSAValue) -> SSAValue:
         b = self.b
-        if not isinstance(levels.type, VectorType):
-            return b.load(self.by_level, [b.as_index(levels)])
-        quarters = neon_quarters(b, self.first)
-        lanes = levels.type.get_shape()[0]
-        if lanes > SUB_TABLE:
-            parts = [b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
-                i32, list(range(first, first + SUB_TABLE))), VectorType(i8, [SUB_TABLE])))
-                for first in range(0, lanes, SUB_TABLE)]
-            return join(b, [neon_lookup(b, quarters, part) for part in parts])
-        if lanes == SUB_TABLE:
-            return neon_lookup(b, quarters, levels)
-        widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
-            i32, [lane % lanes for lane in range(SUB_TABLE)]), VectorType(i8, [SUB_TABLE])))
-        entries = neon_lookup(b, quarters, widened)
-        return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
-                                           levels.type))
+        quarters = neon_quarters(b, self.first) if isinstance(levels.type, VectorType) else None
+        return looked_up_by_vectors(b, levels, self.by_level, SUB_TABLE, lambda part: neon_lookup(b, quarters, part))
 
 
 def neon_applies_tables(op: glowll.ConvolutionOp) -> bool:

@@ -40,10 +40,10 @@ def verify_depthwise_filter(op) -> None:
     channels = glow.shape_of(op.input)[1]
     shape = glow.shape_of(op.filter)
     if (op.group.value.data != channels or storage_type(op.filter.type.element_type) != i8 or len(shape) != 4
-            or shape[:2] != (channels, 1) or not layout.DepthwiseGeometry.of(op).takes()):
+            or shape[:2] != (channels, 1) or not (geometry := layout.DepthwiseGeometry.of(op)).takes()):
         raise VerifyException(f"{op.name}: the x86-vnni-depthwise microkernel takes a depthwise convolution of an "
                               "int8 filter [C, 1, KH, KW] whose taps and plane it holds")
-    classes = len(layout.DepthwiseGeometry.of(op).start_classes())
+    classes = len(geometry.start_classes())
     if glowll.bias_rows(op) not in ((None, 0) if classes == 0 else (classes,)):
         raise VerifyException(f"{op.name}: x86-vnni-depthwise's {glowll.BIAS_ROWS} must be its plane's classes of "
                               f"output rows with kernel rows in the padding ({classes})")

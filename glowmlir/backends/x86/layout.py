@@ -315,8 +315,12 @@ class DepthwiseGeometry:
         (`padded_start_biases`): those of the short and rows forms (`vnni_depthwise.form_of`)
         where some output rows have kernel rows in the padding; [] otherwise."""
         classes = self.row_classes()
-        takes = (self.short() or not self.fits()) and any(padded for _, _, padded in classes)
-        return classes if takes else []
+        return classes if not self.per_vector() and any(padded for _, _, padded in classes) else []
+
+    def per_vector(self) -> bool:
+        """Whether the plane takes the per-vector form (`vnni_depthwise.form_of`): not short, and
+        `fits`."""
+        return not self.short() and self.fits()
 
     def rows_fit(self) -> bool:
         """Whether the rows form takes the plane: each vector's taps of a kernel row within a

@@ -178,17 +178,16 @@ def emit_convolution(b: KernelBuilder, domain: ArithmeticDomain, op: glowll.Conv
     geometry = DepthwiseGeometry.of(op)
     form = form_of(geometry)
     with b.loops([n_size, channels]) as (n, c):
-        biases = glowll.bias_rows(op)  # a start a class of output rows: `padded_start_biases`
-        start = b.splat(b.load(bias, [0, c] if biases else [c]), VECTOR)
+        rows = glowll.bias_rows(op)  # a start a class of output rows: `padded_start_biases`
+        biases = [b.splat(b.load(bias, [k, c]), VECTOR) for k in range(rows)] if rows else None
+        start = biases[0] if biases else b.splat(b.load(bias, [c]), VECTOR)
         step = output_step(b, domain, op, c)
         sums = ChannelSums(b, domain, filter_, c, op.microkernel.parameter(REST_LEVELS) is not None,
                            geometry.column_words() if form is emit_short_plane else ())
 
         def channel(sums: ChannelSums) -> None:
-            starts = ClassStarts(sums, start, [b.splat(b.load(bias, [k, c]), VECTOR) for k in range(biases)]
-                                 if biases else None)
-            form(b, geometry, sums, (n, c), starts, domain.input_offset, JoinedOutputs(b, step, domain.lookup_table),
-                 dest, src)
+            form(b, geometry, sums, (n, c), ClassStarts(sums, start, biases), domain.input_offset,
+                 JoinedOutputs(b, step, domain.lookup_table), dest, src)
 
         if sums.rest_levels and form is not emit_rows:
             # two versions of the channel: the vectors' sums would otherwise each wait on a loop over parts
@@ -253,7 +252,7 @@ class JoinedOutputs:
 def form_of(geometry: DepthwiseGeometry):
     """The form a plane takes: the short form (`DepthwiseGeometry.short`), else the per-vector
     form (`DepthwiseGeometry.fits`), else the rows form."""
-    return emit_short_plane if geometry.short() else emit_vectors if geometry.fits() else emit_rows
+    return emit_short_plane if geometry.short() else emit_vectors if geometry.per_vector() else emit_rows
 
 
 def unsigned_zero_point(b: KernelBuilder, input_offset: int | SSAValue) -> SSAValue:

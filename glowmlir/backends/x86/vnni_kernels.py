@@ -79,6 +79,7 @@ from glowmlir.backends.x86.layout import (
 )
 from glowmlir.dialects import glow, glowll
 from glowmlir.lowering import loop_skeletons
+from glowmlir.lowering.fused_tables import looked_up_by_vectors
 from glowmlir.lowering.kernel_builder import Index, KernelBuilder, View
 from glowmlir.lowering.loop_skeletons import ArithmeticDomain, Row, overlapping_tiles
 from glowmlir.lowering.requantization import LaneRequantization, channel_step
@@ -631,18 +632,8 @@ class PermutedTable:
         self.quarters = table_quarters(b, by_level, -128)
 
     def look_up(self, levels: SSAValue) -> SSAValue:
-        b = self.b
-        if not isinstance(levels.type, VectorType):
-            return b.load(self.by_level, [b.as_index(levels)])
-        lanes = levels.type.get_shape()[0]
-        assert levels.type.element_type == i8 and lanes <= TABLE_LEVELS, "a vector of int8 levels, a zmm at most"
-        if lanes == TABLE_LEVELS:
-            return permuted_entries(b, self.quarters, levels)
-        widened = b.emit(llvm.ShuffleVectorOp(levels, levels, DenseArrayBase.from_list(
-            i32, [lane % lanes for lane in range(TABLE_LEVELS)]), TABLE_BYTES))
-        entries = permuted_entries(b, self.quarters, widened)
-        return b.emit(llvm.ShuffleVectorOp(entries, entries, DenseArrayBase.from_list(i32, list(range(lanes))),
-                                           levels.type))
+        return looked_up_by_vectors(self.b, levels, self.by_level, TABLE_LEVELS,
+                                    lambda part: permuted_entries(self.b, self.quarters, part))
 
 
 def tables_in_registers(b: KernelBuilder, domain: ArithmeticDomain,
